@@ -1,0 +1,54 @@
+import type {z} from 'zod'
+
+export const GROUP = 'polycrate.io'
+export const VERSION = 'v1alpha1'
+export const API_VERSION = `${GROUP}/${VERSION}`
+
+export interface PrinterColumn {
+  name: string
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date'
+  jsonPath: string
+  description?: string
+  priority?: number
+}
+
+/** Everything the generator needs to know about one polycrate.io kind. */
+export interface CrdDefinition<Spec extends z.ZodType = z.ZodType, Status extends z.ZodType = z.ZodType> {
+  kind: string
+  plural: string
+  singular: string
+  shortNames: string[]
+  scope: 'Namespaced' | 'Cluster'
+  description: string
+  spec: Spec
+  status: Status
+  /** Columns of `kubectl get`; NAME (and NAMESPACE with -A) come for free, AGE is appended. */
+  printerColumns: PrinterColumn[]
+}
+
+export function defineCrd<Spec extends z.ZodType, Status extends z.ZodType>(
+  definition: CrdDefinition<Spec, Status>,
+): CrdDefinition<Spec, Status> {
+  return definition
+}
+
+/** A typed custom object of one of our kinds, as read from the cluster. */
+export interface CustomObject<Spec, Status> {
+  apiVersion: string
+  kind: string
+  metadata: {
+    name: string
+    namespace?: string
+    uid?: string
+    resourceVersion?: string
+    generation?: number
+    creationTimestamp?: string
+    deletionTimestamp?: string
+    labels?: Record<string, string>
+    annotations?: Record<string, string>
+    finalizers?: string[]
+    ownerReferences?: Array<{apiVersion: string; kind: string; name: string; uid: string; controller?: boolean}>
+  }
+  spec: Spec
+  status?: Status
+}

@@ -1,0 +1,218 @@
+/**
+ * A small Kubernetes REST client: kubeconfig auth from @kubernetes/client-node, requests over one shared
+ * keep-alive agent per client (client-node 1.x makes a new agent per request and leaks sockets), JSON in and
+ * out, and typed errors. The list/watch machinery of the operator builds on `stream()`.
+ */
+import http from 'node:http'
+import https from 'node:https'
+import type {Readable} from 'node:stream'
+import type {KubeConfig} from '@kubernetes/client-node'
+import type {LoadedKubeConfig} from './kubeconfig.js'
+
+export interface KubeObject {
+  apiVersion?: string
+  kind?: string
+  metadata?: {
+    name?: string
+    namespace?: string
+    uid?: string
+    resourceVersion?: string
+    generation?: number
+    labels?: Record<string, string>
+    annotations?: Record<string, string>
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+
+export interface ResourceRef {
+  /** '' for the core group. */
+  group: string
+  version: string
+  plural: string
+  namespace?: string
+  name?: string
+  subresource?: string
+}
+
+export function resourcePath(ref: ResourceRef): string {
+  const base = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`
+  const ns = ref.namespace ? `/namespaces/${encodeURIComponent(ref.namespace)}` : ''
+  const name = ref.name ? `/${encodeURIComponent(ref.name)}` : ''
+  const sub = ref.name && ref.subresource ? `/${ref.subresource}` : ''
+  return `${base}${ns}/${ref.plural}${name}${sub}`
+}
+
+/** The API server answered with an error status (a `metav1.Status` body when it could). */
+export class KubeApiError extends Error {
+  override name = 'KubeApiError'
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message)
+  }
+}
+
+/** The API server could not be reached at all. */
+export class KubeConnectionError extends Error {
+  override name = 'KubeConnectionError'
+  constructor(
+    readonly server: string,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface RequestOptions {
+  method?: string
+  path: string
+  query?: Record<string, string | number | boolean | undefined>
+  body?: unknown
+  contentType?: string
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export const FIELD_MANAGER = 'polycrate-operator'
+
+export class KubeClient {
+  readonly server: string
+  private readonly agent: http.Agent
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    server?: string,
+  ) {
+    this.server = (server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
+    const isHttps = this.server.startsWith('https:')
+    this.agent = isHttps
+      ? new https.Agent({keepAlive: true, maxSockets: 64})
+      : new http.Agent({keepAlive: true, maxSockets: 64})
+  }
+
+  static from(loaded: LoadedKubeConfig): KubeClient {
+    return new KubeClient(loaded.kubeConfig, loaded.server)
+  }
+
+  /** Frees the keep-alive sockets; call when done so the process can exit. */
+  close(): void {
+    this.agent.destroy()
+  }
+
+  async request<T = unknown>(options: RequestOptions): Promise<T> {
+    const response = await this.open(options)
+    const text = await readAll(response)
+    const status = response.statusCode ?? 0
+    if (status >= 400) throw apiErrorFrom(status, text)
+    return (text.length > 0 ? JSON.parse(text) : undefined) as T
+  }
+
+  /** Opens a streaming response (for watches); the caller reads and destroys it. */
+  async stream(options: RequestOptions): Promise<http.IncomingMessage> {
+    const response = await this.open(options)
+    const status = response.statusCode ?? 0
+    if (status >= 400) throw apiErrorFrom(status, await readAll(response))
+    return response
+  }
+
+  get<T extends KubeObject>(ref: ResourceRef): Promise<T> {
+    return this.request<T>({path: resourcePath(ref)})
+  }
+
+  async getOrUndefined<T extends KubeObject>(ref: ResourceRef): Promise<T | undefined> {
+    try {
+      return await this.get<T>(ref)
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return undefined
+      throw error
+    }
+  }
+
+  create<T extends KubeObject>(ref: ResourceRef, body: object, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>({method: 'POST', path: resourcePath({...ref, name: undefined}), body, query})
+  }
+
+  /** Server-side apply of a whole object we own. */
+  apply<T extends KubeObject>(
+    ref: ResourceRef,
+    body: object,
+    options: {fieldManager?: string; force?: boolean; dryRun?: boolean} = {},
+  ): Promise<T> {
+    return this.request<T>({
+      method: 'PATCH',
+      path: resourcePath(ref),
+      body,
+      contentType: 'application/apply-patch+yaml',
+      query: {
+        fieldManager: options.fieldManager ?? FIELD_MANAGER,
+        force: options.force ?? true,
+        dryRun: options.dryRun ? 'All' : undefined,
+      },
+    })
+  }
+
+  mergePatch<T extends KubeObject>(ref: ResourceRef, patch: unknown): Promise<T> {
+    return this.request<T>({method: 'PATCH', path: resourcePath(ref), body: patch, contentType: 'application/merge-patch+json'})
+  }
+
+  replace<T extends KubeObject>(ref: ResourceRef, body: object): Promise<T> {
+    return this.request<T>({method: 'PUT', path: resourcePath(ref), body})
+  }
+
+  delete(ref: ResourceRef): Promise<unknown> {
+    return this.request({method: 'DELETE', path: resourcePath(ref)})
+  }
+
+  private async open(options: RequestOptions): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + options.path)
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value))
+    }
+    const body = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body))
+    const requestOptions: https.RequestOptions = {
+      method: options.method ?? 'GET',
+      agent: this.agent,
+      headers: {
+        Accept: 'application/json',
+        ...(body ? {'Content-Type': options.contentType ?? 'application/json', 'Content-Length': body.length} : {}),
+      },
+      signal: options.signal,
+      timeout: options.timeoutMs ?? 30_000,
+    }
+    await this.kubeConfig.applyToHTTPSOptions(requestOptions)
+    const transport = url.protocol === 'https:' ? https : http
+    return new Promise((resolve, reject) => {
+      const request = transport.request(url, requestOptions, resolve)
+      request.on('timeout', () => request.destroy(Object.assign(new Error('request timed out'), {code: 'ETIMEDOUT'})))
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.name === 'AbortError') return reject(error)
+        const code = error.code ?? 'EUNKNOWN'
+        reject(new KubeConnectionError(this.server, code, `${code}: ${error.message}`))
+      })
+      request.end(body)
+    })
+  }
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function apiErrorFrom(status: number, text: string): KubeApiError {
+  try {
+    const body = JSON.parse(text) as {kind?: string; reason?: string; message?: string; details?: unknown}
+    if (body.kind === 'Status') {
+      return new KubeApiError(status, body.reason ?? '', body.message ?? `HTTP ${status}`, body.details)
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return new KubeApiError(status, '', text.trim().slice(0, 500) || `HTTP ${status}`)
+}

@@ -1,0 +1,201 @@
+/**
+ * Starts a real etcd + kube-apiserver (+ kube-controller-manager with only the namespace and garbage-collector
+ * controllers) on free loopback ports, the way controller-runtime's envtest does. The binaries are built from
+ * Go modules by test/controlplane/build.sh and cached outside the repo. A watchdog process tears everything
+ * down when the process that started it dies, even by SIGKILL.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {generateKeyPairSync, randomBytes} from 'node:crypto'
+import {createWriteStream} from 'node:fs'
+import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
+import https from 'node:https'
+import net from 'node:net'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {execa} from 'execa'
+import {writeKubeconfig} from './kubeconfig-file.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const buildScript = path.resolve(here, '../controlplane/build.sh')
+
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  server: string
+  /** Path of a kubeconfig with an admin identity (group system:masters). */
+  kubeconfigPath: string
+  token: string
+  /** A valid token of user `nobody`, who has no RBAC rights (for 403 tests). */
+  unprivilegedToken: string
+  dir: string
+  /** Stops the apiserver only (etcd keeps the data), to simulate an outage; `startApiServer` brings it back. */
+  stopApiServer(): Promise<void>
+  startApiServer(): Promise<void>
+  stop(): Promise<void>
+}
+
+export interface ControlPlaneOptions {
+  /** Also run kube-controller-manager (namespace deletion, owner-reference GC). Default true. */
+  controllerManager?: boolean
+  log?: (line: string) => void
+}
+
+/** Builds the binaries if they are not cached yet; returns their directory. */
+export async function ensureBinaries(log: (line: string) => void = () => {}): Promise<string> {
+  const child = execa('bash', [buildScript], {stderr: 'pipe', stdout: 'pipe'})
+  child.stderr?.on('data', (chunk: Buffer) => log(chunk.toString().trimEnd()))
+  const {stdout} = await child
+  const dir = stdout.trim().split('\n').pop()
+  if (!dir) throw new Error('control-plane build printed no directory')
+  return dir
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => {})
+  const bin = await ensureBinaries(log)
+  const dir = await mkdtemp(path.join(tmpdir(), 'polycrate-cp-'))
+  const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()]
+  const token = randomBytes(24).toString('hex')
+  const unprivilegedToken = randomBytes(24).toString('hex')
+  const server = `https://127.0.0.1:${apiPort}`
+
+  const {privateKey, publicKey} = generateKeyPairSync('rsa', {modulusLength: 2048})
+  await writeFile(path.join(dir, 'sa.key'), privateKey.export({type: 'pkcs1', format: 'pem'}))
+  await writeFile(path.join(dir, 'sa.pub'), publicKey.export({type: 'spki', format: 'pem'}))
+  await writeFile(path.join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n${unprivilegedToken},nobody,nobody-uid\n`)
+
+  const children = new Set<ChildProcess>()
+  const start = (name: string, args: string[]): ChildProcess => {
+    const out = createWriteStream(path.join(dir, `${name}.log`), {flags: 'a'})
+    const child = spawn(path.join(bin, name), args, {stdio: ['ignore', 'pipe', 'pipe']})
+    child.stdout?.pipe(out)
+    child.stderr?.pipe(out)
+    children.add(child)
+    child.on('exit', () => children.delete(child))
+    watchdog(child.pid!)
+    return child
+  }
+  // The watchdog kills a child once this process is gone, whatever way it went.
+  const watchdog = (pid: number) => {
+    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; true`
+    spawn('bash', ['-c', script], {detached: true, stdio: 'ignore'}).unref()
+  }
+
+  const etcd = start('etcd', [
+    '--name', 'test', '--data-dir', path.join(dir, 'etcd'),
+    '--listen-client-urls', `http://127.0.0.1:${etcdPort}`, '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
+    '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
+    '--initial-cluster', `test=http://127.0.0.1:${etcdPeerPort}`,
+    '--unsafe-no-fsync', '--log-level', 'warn', '--quota-backend-bytes', String(4 * 1024 ** 3),
+  ])
+
+  const apiServerArgs = [
+    '--etcd-servers', `http://127.0.0.1:${etcdPort}`,
+    '--cert-dir', path.join(dir, 'certs'),
+    '--secure-port', String(apiPort), '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1',
+    '--service-cluster-ip-range', '10.0.0.0/24', '--allow-privileged',
+    '--disable-admission-plugins', 'ServiceAccount',
+    '--authorization-mode', 'RBAC',
+    '--token-auth-file', path.join(dir, 'tokens.csv'),
+    '--service-account-issuer', `${server}/`,
+    '--service-account-key-file', path.join(dir, 'sa.pub'),
+    '--service-account-signing-key-file', path.join(dir, 'sa.key'),
+    '--enable-priority-and-fairness=false',
+    '-v', '1',
+  ]
+  let apiServer = start('kube-apiserver', apiServerArgs)
+
+  const kubeconfigPath = await writeKubeconfig(path.join(dir, 'kubeconfig'), server, token)
+
+  const stopChild = async (child: ChildProcess) => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+    await exited
+    clearTimeout(timer)
+  }
+
+  const failed = (name: string, child: ChildProcess) =>
+    new Promise<never>((_, reject) =>
+      child.once('exit', async (code) => {
+        const tail = (await readFile(path.join(dir, `${name}.log`), 'utf8').catch(() => '')).split('\n').slice(-20).join('\n')
+        reject(new Error(`${name} exited with ${code}:\n${tail}`))
+      }),
+    )
+
+  const waitReady = async () => {
+    const deadline = Date.now() + 90_000
+    while (Date.now() < deadline) {
+      if (await probe(server, token)) return
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    throw new Error(`kube-apiserver not ready after 90s; see ${dir}/kube-apiserver.log`)
+  }
+
+  const controlPlane: ControlPlane = {
+    server,
+    kubeconfigPath,
+    token,
+    unprivilegedToken,
+    dir,
+    async stopApiServer() {
+      await stopChild(apiServer)
+    },
+    async startApiServer() {
+      apiServer = start('kube-apiserver', apiServerArgs)
+      await Promise.race([waitReady(), failed('kube-apiserver', apiServer)])
+    },
+    async stop() {
+      await Promise.all([...children].filter((c) => c !== etcd).map(stopChild))
+      await stopChild(etcd)
+      await rm(dir, {recursive: true, force: true})
+    },
+  }
+
+  try {
+    await Promise.race([waitReady(), failed('etcd', etcd), failed('kube-apiserver', apiServer)])
+    if (options.controllerManager ?? true) {
+      start('kube-controller-manager', [
+        '--kubeconfig', kubeconfigPath,
+        '--controllers', 'namespace-controller,garbage-collector-controller',
+        '--leader-elect=false',
+        '--secure-port', '0',
+        '--service-account-private-key-file', path.join(dir, 'sa.key'),
+        '--use-service-account-credentials=false',
+        '-v', '1',
+      ])
+    }
+  } catch (error) {
+    await controlPlane.stop().catch(() => {})
+    throw error
+  }
+  return controlPlane
+}
+
+function probe(server: string, token: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = https.get(
+      `${server}/readyz`,
+      {headers: {Authorization: `Bearer ${token}`}, rejectUnauthorized: false, timeout: 2000},
+      (response) => {
+        response.resume()
+        resolve(response.statusCode === 200)
+      },
+    )
+    request.on('error', () => resolve(false))
+    request.on('timeout', () => request.destroy())
+  })
+}
