@@ -74,6 +74,9 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>
   body?: unknown
   contentType?: string
+  /** Accept header (e.g. for PartialObjectMetadata); JSON by default. */
+  accept?: string
+  /** Socket idle timeout; 30 s by default. */
   timeoutMs?: number
   signal?: AbortSignal
 }
@@ -178,7 +181,7 @@ export class KubeClient {
       method: options.method ?? 'GET',
       agent: this.agent,
       headers: {
-        Accept: 'application/json',
+        Accept: options.accept ?? 'application/json',
         ...(body ? {'Content-Type': options.contentType ?? 'application/json', 'Content-Length': body.length} : {}),
       },
       signal: options.signal,

@@ -1,0 +1,190 @@
+/**
+ * A controller: informers feed keys into a work queue; `maxConcurrentReconciles` workers take keys and call the
+ * reconciler. Per-key backoff on errors (5 s → 60 s), 409 conflicts requeued at once without counting as
+ * failures, exceptions contained per reconcile, periodic resync of every key.
+ */
+import {KubeApiError, type KubeObject} from '../../kube/client.js'
+import type {Logger} from '../logger.js'
+import {silentLogger} from '../logger.js'
+import {objectKey} from './cache.js'
+import type {Informer} from './informer.js'
+import type {OperatorMetrics} from './metrics.js'
+import type {UpdatePredicate} from './predicates.js'
+import {WorkQueue} from './workqueue.js'
+
+export interface ReconcileContext {
+  key: string
+  logger: Logger
+  /** Aborted when the controller stops (shutdown or lost leadership): stop writing. */
+  signal: AbortSignal
+}
+
+export interface ReconcileResult {
+  /** Reconcile this key again after this long, even if nothing changes. */
+  requeueAfterMs?: number
+}
+
+export type Reconciler = (context: ReconcileContext) => Promise<ReconcileResult | void>
+
+export interface Watch<T extends KubeObject = KubeObject> {
+  informer: Informer<T>
+  /** Keys to reconcile for a changed object; by default the object's own key. */
+  toKeys?: (object: T) => string[]
+  /** Which updates count; by default every change of resourceVersion. */
+  onUpdate?: UpdatePredicate<T>
+}
+
+export interface ControllerOptions {
+  name: string
+  reconcile: Reconciler
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  watches: Watch<any>[]
+  maxConcurrentReconciles?: number
+  /** Requeue every cached key of the first watch this often (default 10 h); 0 disables. */
+  resyncPeriodMs?: number
+  logger?: Logger
+  metrics?: OperatorMetrics
+}
+
+export class Controller {
+  readonly name: string
+  queue: WorkQueue
+  private readonly logger: Logger
+  private readonly workers: number
+  private abort?: AbortController
+  private workerLoops: Promise<void>[] = []
+  private unsubscribe: Array<() => void> = []
+  private resyncTimer?: NodeJS.Timeout
+  private running = false
+
+  constructor(private readonly options: ControllerOptions) {
+    this.name = options.name
+    this.workers = Math.max(1, options.maxConcurrentReconciles ?? 4)
+    this.logger = (options.logger ?? silentLogger).child({controller: options.name})
+    this.queue = new WorkQueue({name: options.name, metrics: options.metrics})
+  }
+
+  get isRunning(): boolean {
+    return this.running
+  }
+
+  /** Every informer of this controller has synced. */
+  hasSynced(): boolean {
+    return this.options.watches.every((watch) => watch.informer.hasSynced())
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key)
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.abort = new AbortController()
+    if (this.queue.isShuttingDown) this.queue = new WorkQueue({name: this.name, metrics: this.options.metrics})
+    this.options.metrics?.maxConcurrentReconciles.set({controller: this.name}, this.workers)
+    this.options.metrics?.activeWorkers.set({controller: this.name}, 0)
+    for (const watch of this.options.watches) {
+      const toKeys = watch.toKeys ?? ((object: KubeObject) => [objectKey(object)])
+      const enqueueAll = (object: KubeObject) => {
+        for (const key of toKeys(object)) this.queue.add(key)
+      }
+      this.unsubscribe.push(watch.informer.addHandler({
+        onAdd: enqueueAll,
+        onUpdate: (old, object) => {
+          if (!watch.onUpdate || watch.onUpdate(old, object)) enqueueAll(object)
+        },
+        onDelete: enqueueAll,
+      }))
+    }
+    const period = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000
+    if (period > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), period)
+      this.resyncTimer.unref()
+    }
+    for (let i = 0; i < this.workers; i++) this.workerLoops.push(this.work(this.abort.signal))
+    this.logger.info('controller started', {workers: this.workers})
+  }
+
+  /** Requeues every key the primary informer knows. */
+  resync(): void {
+    const primary = this.options.watches[0]
+    if (!primary) return
+    for (const key of primary.informer.cache.keys()) this.queue.add(key)
+  }
+
+  /**
+   * Stops intake at once; in-flight reconciles get an aborted signal right away when `abortInFlight` is set
+   * (lost leadership), else they may finish within `graceMs`.
+   */
+  async stop(options: {graceMs?: number; abortInFlight?: boolean} = {}): Promise<boolean> {
+    if (!this.running) return true
+    this.running = false
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe()
+    clearInterval(this.resyncTimer)
+    if (options.abortInFlight) this.abort?.abort()
+    this.queue.shutDown()
+    const drained = await this.queue.drain(options.graceMs ?? 30_000)
+    this.abort?.abort()
+    await Promise.all(this.workerLoops.splice(0))
+    this.logger.info('controller stopped', {drained})
+    return drained
+  }
+
+  private async work(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get()
+      if (key === undefined) return
+      this.options.metrics?.activeWorkers.inc({controller: this.name})
+      try {
+        await this.reconcileKey(key, signal)
+      } finally {
+        this.options.metrics?.activeWorkers.dec({controller: this.name})
+        this.queue.done(key)
+      }
+    }
+  }
+
+  private async reconcileKey(key: string, signal: AbortSignal): Promise<void> {
+    const logger = this.logger.child({key})
+    const metrics = this.options.metrics
+    const started = performance.now()
+    let result: string
+    try {
+      const outcome = await this.options.reconcile({key, logger, signal})
+      this.queue.forget(key)
+      if (outcome?.requeueAfterMs !== undefined && outcome.requeueAfterMs >= 0) {
+        this.queue.addAfter(key, outcome.requeueAfterMs)
+        result = 'requeue_after'
+      } else {
+        result = 'success'
+      }
+    } catch (error) {
+      if (signal.aborted) {
+        result = 'error'
+      } else if (error instanceof KubeApiError && error.status === 409) {
+        // Someone changed the object under us: read it again at once, without counting a failure.
+        logger.debug('conflict; requeued', {error: error.message})
+        this.queue.add(key)
+        result = 'requeue'
+      } else {
+        const delay = this.queue.addRateLimited(key)
+        metrics?.reconcileErrors.inc({controller: this.name})
+        if (!(error instanceof Error) || isProgrammingError(error)) metrics?.reconcilePanics.inc({controller: this.name})
+        logger.error('reconcile failed', {
+          error: error instanceof Error ? error.message : String(error),
+          ...(isProgrammingError(error) ? {stack: (error as Error).stack} : {}),
+          retryInMs: delay,
+        })
+        result = 'error'
+      }
+    }
+    metrics?.reconcileTotal.inc({controller: this.name, result})
+    metrics?.reconcileTime.observe({controller: this.name}, (performance.now() - started) / 1000)
+    metrics?.workqueueUnfinishedWork.set({name: this.name, controller: this.name}, this.queue.unfinishedWorkSeconds())
+  }
+}
+
+function isProgrammingError(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError
+}

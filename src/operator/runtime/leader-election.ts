@@ -1,0 +1,470 @@
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics:
+ *
+ * - a candidate takes the lease over only when it has seen the same record, unchanged, for the record's lease
+ *   duration, measured on its *own* clock from the moment it observed the record (remote clocks are never
+ *   trusted);
+ * - the leader renews every retry period and gives up leadership at once when no renew has succeeded within the
+ *   renew deadline of the start of the last successful one. The deadline is checked against wall time on every
+ *   tick, a timer enforces it even while a request hangs, and each renew request is cut off at the deadline, so
+ *   neither a blocked event loop nor a slow apiserver can keep a stale leader running;
+ * - on graceful shutdown the lease is released (holder cleared, duration 1 s), like client-go's ReleaseOnCancel,
+ *   so a standby takes over within one retry period.
+ *
+ * Usage: `await elector.acquire(signal)`, start the work, `const outcome = await elector.hold(signal)`; on 'lost'
+ * stop the work at once (the operator exits); on shutdown stop the work, abort the hold and `await release()`.
+ */
+import {setTimeout as sleep} from 'node:timers/promises'
+import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import {silentLogger, type Logger} from '../logger.js'
+import type {OperatorMetrics} from './metrics.js'
+
+export interface LeaseSpec {
+  holderIdentity?: string
+  leaseDurationSeconds?: number
+  /** MicroTime: RFC 3339 with microseconds. */
+  acquireTime?: string
+  renewTime?: string
+  leaseTransitions?: number
+  [key: string]: unknown
+}
+
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec
+}
+
+export interface LeaderElectionOptions {
+  client: KubeClient
+  namespace: string
+  /** Lease name, e.g. 'polycrate-operator-leader'. */
+  name: string
+  /** Unique per process, e.g. `${hostname}_${randomUUID()}`. */
+  identity: string
+  /** How long a candidate waits, after it last saw the record change, before taking the lease over. Default 15 s. */
+  leaseDurationMs?: number
+  /** How long the leader keeps leading without a successful renew. Default 10 s. */
+  renewDeadlineMs?: number
+  /** Interval between acquire attempts (jittered 1.0–1.2×) and between renews. Default 2 s. */
+  retryPeriodMs?: number
+  logger?: Logger
+  metrics?: OperatorMetrics
+  /** Injectable clock (ms since the epoch) for unit tests. */
+  now?: () => number
+}
+
+export type AcquireDecision = 'create' | 'takeover' | 'renew' | 'wait'
+export type HoldOutcome = 'lost' | 'released'
+
+export const DEFAULT_LEASE_DURATION_MS = 15_000
+export const DEFAULT_RENEW_DEADLINE_MS = 10_000
+export const DEFAULT_RETRY_PERIOD_MS = 2_000
+/** client-go's JitterFactor for the retry period. */
+const JITTER = 0.2
+
+/**
+ * What a candidate should do with the lease it just read.
+ *
+ * @param lease the lease as read, undefined when it does not exist
+ * @param observedAt local time (ms) at which this candidate first saw the lease's current record
+ * @param now local time (ms)
+ * @param leaseDurationMs used when the record carries no (positive) leaseDurationSeconds
+ */
+export function decideAcquire(
+  lease: Lease | undefined,
+  identity: string,
+  observedAt: number,
+  now: number,
+  leaseDurationMs: number,
+): AcquireDecision {
+  if (!lease) return 'create'
+  const holder = lease.spec?.holderIdentity ?? ''
+  if (holder === identity) return 'renew'
+  if (holder === '') return 'takeover'
+  return observedAt + recordDurationMs(lease, leaseDurationMs) > now ? 'wait' : 'takeover'
+}
+
+/** The lease duration a record announces (its holder's setting), else the fallback. */
+export function recordDurationMs(lease: Lease, fallbackMs: number): number {
+  const seconds = lease.spec?.leaseDurationSeconds
+  return typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : fallbackMs
+}
+
+/** The part of a lease that identifies one record: any change to it restarts the observer's expiry clock. */
+export function leaseRecordKey(lease: Lease): string {
+  const spec = lease.spec ?? {}
+  return JSON.stringify([spec.holderIdentity ?? '', spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions])
+}
+
+/** A metav1.MicroTime: `2026-01-06T14:30:00.000000Z`. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')
+}
+
+export class LeaderElector {
+  readonly namespace: string
+  readonly name: string
+  readonly identity: string
+  readonly leaseDurationMs: number
+  readonly renewDeadlineMs: number
+  readonly retryPeriodMs: number
+
+  private readonly client: KubeClient
+  private readonly logger: Logger
+  private readonly metrics: OperatorMetrics | undefined
+  private readonly now: () => number
+  private readonly ref: ResourceRef
+  private readonly fields: {lease: string; identity: string}
+
+  private leading = false
+  /** Local time at which the last successful acquire/renew request was *sent*. */
+  private lastRenewAt = Number.NEGATIVE_INFINITY
+  /** The last lease read or written (its resourceVersion is used for the next write). */
+  private lease: Lease | undefined
+  private observedKey: string | undefined
+  private observedAt = 0
+  private activeHold: {promise: Promise<HoldOutcome>; finish: (outcome: HoldOutcome, reason?: string) => void} | undefined
+  private readonly listeners: Array<(leading: boolean) => void> = []
+
+  constructor(options: LeaderElectionOptions) {
+    this.client = options.client
+    this.namespace = options.namespace
+    this.name = options.name
+    this.identity = options.identity
+    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS
+    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS
+    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS
+    this.logger = options.logger ?? silentLogger
+    this.metrics = options.metrics
+    this.now = options.now ?? Date.now
+    if (!this.namespace || !this.name) throw new Error('leader election: namespace and lease name are required')
+    if (!this.identity) throw new Error('leader election: identity must not be empty')
+    if (!(this.retryPeriodMs > 0)) throw new Error('leader election: retryPeriod must be positive')
+    if (!(this.renewDeadlineMs > this.retryPeriodMs * (1 + JITTER))) {
+      throw new Error(`leader election: renewDeadline (${this.renewDeadlineMs} ms) must be greater than 1.2 × retryPeriod (${this.retryPeriodMs} ms)`)
+    }
+    if (!(this.leaseDurationMs > this.renewDeadlineMs)) {
+      throw new Error(`leader election: leaseDuration (${this.leaseDurationMs} ms) must be greater than renewDeadline (${this.renewDeadlineMs} ms)`)
+    }
+    this.ref = {group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace, name: this.name}
+    this.fields = {lease: `${this.namespace}/${this.name}`, identity: this.identity}
+    this.metrics?.leaderElectionStatus.set({name: this.name}, 0)
+  }
+
+  /** True while leading: false at once when the renew deadline has passed, even before any timer has run. */
+  isLeader(): boolean {
+    return this.leading && this.now() - this.lastRenewAt < this.renewDeadlineMs
+  }
+
+  onChange(listener: (leading: boolean) => void): void {
+    this.listeners.push(listener)
+  }
+
+  /** Resolves when leadership is acquired (or rejects with AbortError when the signal aborts first). */
+  async acquire(signal: AbortSignal): Promise<void> {
+    throwIfAborted(signal)
+    if (this.isLeader()) return
+    this.logger.debug('trying to acquire leader lease', this.fields)
+    for (;;) {
+      const started = this.now()
+      try {
+        const acquired = await this.tryAcquire(AbortSignal.any([signal, AbortSignal.timeout(this.renewDeadlineMs)]), this.renewDeadlineMs)
+        // A response that arrives after the renew deadline proves nothing any more: try again.
+        if (acquired && this.now() - started < this.renewDeadlineMs) {
+          this.lastRenewAt = started
+          this.setLeading(true)
+          this.logger.info('acquired leader lease', this.fields)
+          return
+        }
+      } catch (error) {
+        if (signal.aborted) throw abortError(signal)
+        this.logFailure('could not acquire leader lease', error)
+      }
+      throwIfAborted(signal)
+      try {
+        await sleep(this.retryPeriodMs * (1 + Math.random() * JITTER), undefined, {signal})
+      } catch {
+        throw abortError(signal)
+      }
+    }
+  }
+
+  /**
+   * After acquire(): keeps renewing every retryPeriod; resolves with 'lost' as soon as the renew deadline passes
+   * without a successful renew (or another holder is seen), or 'released' when the signal aborts (or release() is
+   * called). Either way isLeader() is false afterwards; request errors are retried and never thrown.
+   */
+  hold(signal: AbortSignal): Promise<HoldOutcome> {
+    if (this.activeHold) {
+      const {promise, finish} = this.activeHold
+      if (signal.aborted) finish('released')
+      else signal.addEventListener('abort', () => finish('released'), {once: true})
+      return promise
+    }
+    if (!this.isLeader()) {
+      if (this.leading) this.stopLeading('lost', 'renew deadline passed before hold()')
+      return Promise.resolve('lost')
+    }
+    if (signal.aborted) {
+      this.stopLeading('released')
+      return Promise.resolve('released')
+    }
+
+    let resolveHold!: (outcome: HoldOutcome) => void
+    const promise = new Promise<HoldOutcome>((resolve) => (resolveHold = resolve))
+    const stop = new AbortController()
+    let tickTimer: NodeJS.Timeout | undefined
+    let deadlineTimer: NodeJS.Timeout | undefined
+    const remaining = () => this.renewDeadlineMs - (this.now() - this.lastRenewAt)
+
+    const finish = (outcome: HoldOutcome, reason?: string) => {
+      if (stop.signal.aborted) return
+      stop.abort()
+      clearTimeout(tickTimer)
+      clearTimeout(deadlineTimer)
+      signal.removeEventListener('abort', onAbort)
+      this.activeHold = undefined
+      this.stopLeading(outcome, reason)
+      resolveHold(outcome)
+    }
+    const onAbort = () => finish('released')
+    signal.addEventListener('abort', onAbort, {once: true})
+    this.activeHold = {promise, finish}
+
+    // The deadline timer fires even while a renew request hangs.
+    const armDeadline = () => {
+      clearTimeout(deadlineTimer)
+      deadlineTimer = setTimeout(() => {
+        if (remaining() <= 0) finish('lost', 'renew deadline passed')
+        else armDeadline()
+      }, Math.max(1, remaining()))
+    }
+
+    const tick = async () => {
+      if (stop.signal.aborted) return
+      const left = remaining()
+      if (left <= 0) return finish('lost', 'renew deadline passed')
+      const started = this.now()
+      try {
+        const result = await this.tryRenew(AbortSignal.any([stop.signal, AbortSignal.timeout(Math.max(1, Math.ceil(left)))]), left)
+        if (stop.signal.aborted) return
+        if (result.renewed) {
+          this.lastRenewAt = Math.max(this.lastRenewAt, started)
+          armDeadline()
+        } else {
+          return finish('lost', `lease is held by ${result.holder || 'nobody'}`)
+        }
+      } catch (error) {
+        if (stop.signal.aborted) return
+        this.logFailure('could not renew leader lease', error)
+      }
+      if (remaining() <= 0) return finish('lost', 'renew deadline passed')
+      tickTimer = setTimeout(() => void tick(), this.retryPeriodMs)
+    }
+
+    armDeadline()
+    tickTimer = setTimeout(() => void tick(), Math.max(0, this.retryPeriodMs - (this.now() - this.lastRenewAt)))
+    return promise
+  }
+
+  /**
+   * Gives the lease up at once: holderIdentity cleared, leaseDurationSeconds 1, renewTime now (client-go's
+   * ReleaseOnCancel), so a standby takes over on its next attempt. Ends a running hold() with 'released'.
+   * A no-op when this elector is not the last known holder; failures are logged, not thrown (the lease then
+   * simply expires).
+   */
+  async release(): Promise<void> {
+    this.activeHold?.finish('released')
+    this.stopLeading('released')
+    let lease = this.lease
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!lease || (lease.spec?.holderIdentity ?? '') !== this.identity) return
+      const now = this.now()
+      const {holderIdentity: _, ...spec} = lease.spec ?? {}
+      const body: Lease = {
+        ...lease,
+        spec: {...spec, leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: spec.leaseTransitions ?? 0},
+      }
+      try {
+        this.observe(await this.send<Lease>('PUT', body, AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs))
+        this.logger.info('released leader lease', this.fields)
+        return
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.status === 409)) {
+          this.logFailure('could not release leader lease; it will expire', error, 'warn')
+          return
+        }
+      }
+      // Conflict: somebody wrote the lease since we last saw it. Release only if it is still ours.
+      try {
+        lease = await this.fetch(AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs)
+        if (lease) this.observe(lease)
+      } catch (error) {
+        this.logFailure('could not release leader lease; it will expire', error, 'warn')
+        return
+      }
+    }
+  }
+
+  /** One acquire attempt: true when the lease is now ours. */
+  private async tryAcquire(signal: AbortSignal, timeoutMs: number): Promise<boolean> {
+    const current = await this.fetch(signal, timeoutMs)
+    if (current) this.observe(current)
+    const decision = decideAcquire(current, this.identity, this.observedAt, this.now(), this.leaseDurationMs)
+    const now = this.now()
+    try {
+      switch (decision) {
+        case 'create':
+          this.observe(await this.send<Lease>('POST', this.createBody(now), signal, timeoutMs))
+          return true
+        case 'renew':
+          this.observe(await this.send<Lease>('PUT', this.renewBody(current!, now), signal, timeoutMs))
+          return true
+        case 'takeover':
+          this.observe(await this.send<Lease>('PUT', this.takeoverBody(current!, now), signal, timeoutMs))
+          return true
+        case 'wait':
+          this.logger.debug('leader lease is held by another candidate', {...this.fields, holder: current?.spec?.holderIdentity})
+          return false
+      }
+    } catch (error) {
+      // 409: another candidate created or wrote the lease first; try again on the next attempt.
+      if (error instanceof KubeApiError && error.status === 409) {
+        this.logger.debug('lost the race for the leader lease', {...this.fields, decision})
+        return false
+      }
+      throw error
+    }
+  }
+
+  /** One renew: writes renewTime optimistically on the last known version, re-reading it on a conflict. */
+  private async tryRenew(signal: AbortSignal, timeoutMs: number): Promise<{renewed: true} | {renewed: false; holder: string}> {
+    if (this.lease && (this.lease.spec?.holderIdentity ?? '') === this.identity) {
+      try {
+        this.observe(await this.send<Lease>('PUT', this.renewBody(this.lease, this.now()), signal, timeoutMs))
+        return {renewed: true}
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.status === 409)) throw error
+      }
+    }
+    const current = await this.fetch(signal, timeoutMs)
+    if (!current) {
+      // Somebody deleted the lease: recreate it (a 409 here means another candidate was faster).
+      this.observe(await this.send<Lease>('POST', this.createBody(this.now()), signal, timeoutMs))
+      return {renewed: true}
+    }
+    this.observe(current)
+    const holder = current.spec?.holderIdentity ?? ''
+    if (holder !== this.identity) return {renewed: false, holder}
+    this.observe(await this.send<Lease>('PUT', this.renewBody(current, this.now()), signal, timeoutMs))
+    return {renewed: true}
+  }
+
+  private createBody(now: number): Lease {
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {name: this.name, namespace: this.namespace},
+      spec: {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: this.leaseDurationSeconds(),
+        acquireTime: microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: 0,
+      },
+    }
+  }
+
+  private renewBody(lease: Lease, now: number): Lease {
+    const spec = lease.spec ?? {}
+    return {
+      ...lease,
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: this.leaseDurationSeconds(),
+        acquireTime: spec.acquireTime ?? microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: spec.leaseTransitions ?? 0,
+      },
+    }
+  }
+
+  private takeoverBody(lease: Lease, now: number): Lease {
+    const spec = lease.spec ?? {}
+    const transitions = spec.leaseTransitions ?? 0
+    return {
+      ...lease,
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: this.leaseDurationSeconds(),
+        acquireTime: microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: (spec.holderIdentity ?? '') === this.identity ? transitions : transitions + 1,
+      },
+    }
+  }
+
+  private leaseDurationSeconds(): number {
+    return Math.max(1, Math.ceil(this.leaseDurationMs / 1000))
+  }
+
+  /** Remembers the lease; restarts the expiry clock when its record changed. */
+  private observe(lease: Lease): void {
+    this.lease = lease
+    const key = leaseRecordKey(lease)
+    if (key !== this.observedKey) {
+      this.observedKey = key
+      this.observedAt = this.now()
+    }
+  }
+
+  private async fetch(signal: AbortSignal, timeoutMs: number): Promise<Lease | undefined> {
+    try {
+      return await this.send<Lease>('GET', undefined, signal, timeoutMs)
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return undefined
+      throw error
+    }
+  }
+
+  private send<T>(method: 'GET' | 'POST' | 'PUT', body: unknown, signal: AbortSignal, timeoutMs: number): Promise<T> {
+    const path = resourcePath(method === 'POST' ? {...this.ref, name: undefined} : this.ref)
+    return this.client.request<T>({method, path, body, signal, timeoutMs: Math.max(1, Math.ceil(timeoutMs))})
+  }
+
+  private setLeading(leading: boolean): void {
+    if (this.leading === leading) return
+    this.leading = leading
+    this.metrics?.leaderElectionStatus.set({name: this.name}, leading ? 1 : 0)
+    for (const listener of this.listeners) {
+      try {
+        listener(leading)
+      } catch (error) {
+        this.logger.error('leader election listener threw', {...this.fields, error})
+      }
+    }
+  }
+
+  private stopLeading(outcome: HoldOutcome, reason?: string): void {
+    if (!this.leading) return
+    this.setLeading(false)
+    if (outcome === 'lost') this.logger.info('lost leader lease', {...this.fields, reason})
+    else this.logger.info('stopped leading', this.fields)
+  }
+
+  private logFailure(message: string, error: unknown, level: 'debug' | 'warn' = 'warn'): void {
+    const conflict = error instanceof KubeApiError && error.status === 409
+    this.logger[conflict ? 'debug' : level](message, {...this.fields, error: error instanceof Error ? error.message : String(error)})
+  }
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason
+  if (reason instanceof Error && reason.name === 'AbortError') return reason
+  return new DOMException('leader election aborted', 'AbortError')
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortError(signal)
+}

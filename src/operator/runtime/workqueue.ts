@@ -1,0 +1,159 @@
+/**
+ * A work queue with controller-runtime's semantics: keys are deduplicated; a key is never handed to two workers
+ * at once; a key added while it is being processed is queued again once, when the worker is done; delayed and
+ * rate-limited adds; shutdown that lets in-flight work finish.
+ */
+import {PerKeyRateLimiter} from './backoff.js'
+import type {OperatorMetrics} from './metrics.js'
+
+export interface WorkQueueOptions {
+  name: string
+  rateLimiter?: PerKeyRateLimiter
+  metrics?: OperatorMetrics
+  now?: () => number
+}
+
+export class WorkQueue {
+  private readonly queue: string[] = []
+  private readonly dirty = new Set<string>()
+  private readonly processing = new Set<string>()
+  private readonly addedAt = new Map<string, number>()
+  private readonly startedAt = new Map<string, number>()
+  private readonly waiting = new Map<string, {at: number; timer: NodeJS.Timeout}>()
+  private readonly waiters: Array<(key: string | undefined) => void> = []
+  private readonly idleWaiters: Array<() => void> = []
+  private shuttingDown = false
+  readonly rateLimiter: PerKeyRateLimiter
+  private readonly labels: {name: string; controller: string}
+  private readonly now: () => number
+
+  constructor(private readonly options: WorkQueueOptions) {
+    this.rateLimiter = options.rateLimiter ?? new PerKeyRateLimiter()
+    this.labels = {name: options.name, controller: options.name}
+    this.now = options.now ?? (() => performance.now())
+  }
+
+  get length(): number {
+    return this.queue.length
+  }
+
+  get inFlight(): number {
+    return this.processing.size
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown
+  }
+
+  add(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return
+    this.options.metrics?.workqueueAdds.inc(this.labels)
+    this.dirty.add(key)
+    this.addedAt.set(key, this.now())
+    if (this.processing.has(key)) return
+    this.push(key)
+  }
+
+  /** Adds the key after `ms`; an earlier pending add of the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return
+    if (ms <= 0) return this.add(key)
+    const at = this.now() + ms
+    const pending = this.waiting.get(key)
+    if (pending && pending.at <= at) return
+    if (pending) clearTimeout(pending.timer)
+    const timer = setTimeout(() => {
+      this.waiting.delete(key)
+      this.add(key)
+    }, ms)
+    timer.unref?.()
+    this.waiting.set(key, {at, timer})
+  }
+
+  /** Adds the key after its per-key backoff (5 s, 10 s, … 60 s). */
+  addRateLimited(key: string): number {
+    this.options.metrics?.workqueueRetries.inc(this.labels)
+    const delay = this.rateLimiter.when(key)
+    this.addAfter(key, delay)
+    return delay
+  }
+
+  /** Stops the backoff of a key (after a successful reconcile). */
+  forget(key: string): void {
+    this.rateLimiter.forget(key)
+  }
+
+  /** The next key to work on; undefined once the queue is shut down and empty. */
+  get(): Promise<string | undefined> {
+    const key = this.queue.shift()
+    if (key !== undefined) return Promise.resolve(this.take(key))
+    if (this.shuttingDown) return Promise.resolve(undefined)
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  /** Marks the key processed; if it was added meanwhile, it is queued again. */
+  done(key: string): void {
+    const started = this.startedAt.get(key)
+    if (started !== undefined) {
+      this.options.metrics?.workqueueWorkDuration.observe(this.labels, (this.now() - started) / 1000)
+      this.startedAt.delete(key)
+    }
+    this.processing.delete(key)
+    if (this.dirty.has(key) && !this.shuttingDown) this.push(key)
+    if (this.processing.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve()
+    this.updateDepth()
+  }
+
+  /** Stops intake: pending delayed adds are dropped, waiting workers get undefined. */
+  shutDown(): void {
+    this.shuttingDown = true
+    for (const {timer} of this.waiting.values()) clearTimeout(timer)
+    this.waiting.clear()
+    this.queue.length = 0
+    this.dirty.clear()
+    for (const resolve of this.waiters.splice(0)) resolve(undefined)
+    this.updateDepth()
+  }
+
+  /** Resolves when no key is being processed (or after `timeoutMs`); true if drained. */
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.processing.size === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs)
+      this.idleWaiters.push(() => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+  }
+
+  /** Seconds of work in progress that have not been observed yet (workqueue_unfinished_work_seconds). */
+  unfinishedWorkSeconds(): number {
+    const now = this.now()
+    let total = 0
+    for (const started of this.startedAt.values()) total += (now - started) / 1000
+    return total
+  }
+
+  private push(key: string): void {
+    const waiter = this.waiters.shift()
+    if (waiter) waiter(this.take(key))
+    else this.queue.push(key)
+    this.updateDepth()
+  }
+
+  private take(key: string): string {
+    this.dirty.delete(key)
+    this.processing.add(key)
+    const added = this.addedAt.get(key)
+    if (added !== undefined) this.options.metrics?.workqueueQueueDuration.observe(this.labels, (this.now() - added) / 1000)
+    this.addedAt.delete(key)
+    this.startedAt.set(key, this.now())
+    this.updateDepth()
+    return key
+  }
+
+  private updateDepth(): void {
+    this.options.metrics?.workqueueDepth.set(this.labels, this.queue.length)
+  }
+}

@@ -1,0 +1,273 @@
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import path from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+import {KubeClient} from '../../src/kube/client.js'
+import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
+import {LeaderElector, type Lease} from '../../src/operator/runtime/leader-election.js'
+import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
+import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
+import {freePort} from '../support/control-plane.js'
+import {writeKubeconfig} from '../support/kubeconfig-file.js'
+
+// Short timings: lease 3 s, renew deadline 2 s, retry 0.5 s.
+const LEASE = 3000
+const DEADLINE = 2000
+const RETRY = 500
+
+/** A promise that records when it settled, so a test can ask "still waiting?" without awaiting it. */
+interface Tracked<T> {
+  promise: Promise<T>
+  settled: boolean
+  error?: unknown
+}
+function track<T>(promise: Promise<T>): Tracked<T> {
+  const tracked: Tracked<T> = {promise, settled: false}
+  promise.then(
+    () => (tracked.settled = true),
+    (error: unknown) => {
+      tracked.settled = true
+      tracked.error = error
+    },
+  )
+  return tracked
+}
+
+/**
+ * A TCP forwarder in front of the apiserver: `close()` leaves a closed port behind (connection refused),
+ * `blackhole()` keeps accepting connections but never answers (requests hang).
+ */
+class TcpProxy {
+  private readonly sockets = new Set<net.Socket>()
+  private mode: 'forward' | 'blackhole' = 'forward'
+  private readonly server = net.createServer((socket) => this.handle(socket))
+
+  private constructor(
+    private readonly target: {host: string; port: number},
+    readonly port: number,
+  ) {}
+
+  static async start(target: string): Promise<TcpProxy> {
+    const url = new URL(target)
+    const proxy = new TcpProxy({host: url.hostname, port: Number(url.port)}, await freePort())
+    await new Promise<void>((resolve, reject) => {
+      proxy.server.once('error', reject)
+      proxy.server.listen(proxy.port, '127.0.0.1', resolve)
+    })
+    return proxy
+  }
+
+  blackhole(): void {
+    this.mode = 'blackhole'
+    this.dropConnections()
+  }
+
+  async close(): Promise<void> {
+    this.dropConnections()
+    if (!this.server.listening) return
+    await new Promise((resolve) => this.server.close(resolve))
+  }
+
+  private handle(socket: net.Socket): void {
+    this.keep(socket)
+    if (this.mode === 'blackhole') return
+    const upstream = net.connect(this.target.port, this.target.host)
+    this.keep(upstream)
+    socket.pipe(upstream).pipe(socket)
+    socket.on('close', () => upstream.destroy())
+    upstream.on('close', () => socket.destroy())
+  }
+
+  private keep(socket: net.Socket): void {
+    this.sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => this.sockets.delete(socket))
+  }
+
+  private dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy()
+    this.sockets.clear()
+  }
+}
+
+describe('leader election on a real kube-apiserver', () => {
+  let admin: KubeClient
+  let namespace: string
+  let leaseCounter = 0
+  let leaseName: string
+  const clients: KubeClient[] = []
+  const controllers: AbortController[] = []
+  const proxies: TcpProxy[] = []
+
+  const controller = () => {
+    const c = new AbortController()
+    controllers.push(c)
+    return c
+  }
+  const client = () => {
+    const c = adminClient()
+    clients.push(c)
+    return c
+  }
+  const elector = (identity: string, options: {client?: KubeClient; metrics?: OperatorMetrics} = {}) =>
+    new LeaderElector({
+      client: options.client ?? client(),
+      namespace,
+      name: leaseName,
+      identity,
+      leaseDurationMs: LEASE,
+      renewDeadlineMs: DEADLINE,
+      retryPeriodMs: RETRY,
+      metrics: options.metrics,
+    })
+  const readLease = () =>
+    admin.get<Lease>({group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name: leaseName})
+  /** A client that reaches the apiserver through a proxy the test can cut. */
+  const proxiedClient = async () => {
+    const proxy = await TcpProxy.start(controlPlane().server)
+    proxies.push(proxy)
+    const file = await writeKubeconfig(path.join(controlPlane().dir, `proxied-${proxy.port}`), `https://127.0.0.1:${proxy.port}`, controlPlane().token)
+    const c = KubeClient.from(loadKubeConfig({kubeconfig: file}))
+    clients.push(c)
+    return {proxy, client: c}
+  }
+  const gauge = async (metrics: OperatorMetrics) =>
+    (await metrics.leaderElectionStatus.get()).values.find((v) => v.labels.name === leaseName)?.value
+
+  before(async () => {
+    admin = adminClient()
+    namespace = await freshNamespace(admin, 'leader')
+  })
+  after(() => admin.close())
+  beforeEach(() => {
+    leaseName = `lease-${++leaseCounter}`
+  })
+  afterEach(async () => {
+    for (const c of controllers.splice(0)) c.abort()
+    await Promise.all(proxies.splice(0).map((p) => p.close()))
+    for (const c of clients.splice(0)) c.close()
+  })
+
+  it('of two candidates exactly one acquires; the other keeps waiting while the leader renews', async () => {
+    const a = elector('candidate-a')
+    const b = elector('candidate-b')
+    const acquiringA = track(a.acquire(controller().signal).then(() => a))
+    const acquiringB = track(b.acquire(controller().signal).then(() => b))
+    const leader = await Promise.race([acquiringA.promise, acquiringB.promise])
+    const [standby, standbyAcquiring] = leader === a ? [b, acquiringB] : [a, acquiringA]
+    const holding = track(leader.hold(controller().signal))
+
+    const first = await readLease()
+    assert.equal(first.spec?.holderIdentity, leader.identity)
+    assert.equal(first.spec?.leaseTransitions, 0)
+    assert.equal(first.spec?.leaseDurationSeconds, 3)
+
+    await sleep(LEASE + 1000)
+    assert.equal(standbyAcquiring.settled, false, 'the standby acquired too')
+    assert.equal(standby.isLeader(), false)
+    assert.equal(leader.isLeader(), true)
+    assert.equal(holding.settled, false)
+    const later = await readLease()
+    assert.equal(later.spec?.holderIdentity, leader.identity)
+    assert.equal(later.spec?.leaseTransitions, 0)
+    assert.notEqual(later.spec?.renewTime, first.spec?.renewTime, 'the leader did not renew')
+    assert.match(later.spec?.renewTime ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
+  })
+
+  it('release() leaves the lease free: no holder, leaseDurationSeconds 1', async () => {
+    const a = elector('candidate-a')
+    await a.acquire(controller().signal)
+    const hold = controller()
+    const holding = a.hold(hold.signal)
+    hold.abort()
+    assert.equal(await holding, 'released')
+    await a.release()
+    const lease = await readLease()
+    assert.equal(lease.spec?.holderIdentity ?? '', '')
+    assert.equal(lease.spec?.leaseDurationSeconds, 1)
+    assert.equal(a.isLeader(), false)
+    // Safe to call again, and on an elector that never led.
+    await a.release()
+    await elector('candidate-c').release()
+    assert.equal((await readLease()).metadata?.resourceVersion, lease.metadata?.resourceVersion)
+  })
+
+  it('release() lets a waiting candidate acquire well within the lease duration', async () => {
+    const a = elector('candidate-a')
+    const b = elector('candidate-b')
+    await a.acquire(controller().signal)
+    const hold = controller()
+    const holding = a.hold(hold.signal)
+    const acquiringB = track(b.acquire(controller().signal))
+    await sleep(1000)
+    assert.equal(acquiringB.settled, false)
+
+    const started = Date.now()
+    hold.abort()
+    await a.release()
+    assert.equal(await holding, 'released')
+    await acquiringB.promise
+    const elapsed = Date.now() - started
+    assert.ok(elapsed < 1500, `took ${elapsed} ms`)
+    assert.equal(b.isLeader(), true)
+    assert.equal(a.isLeader(), false)
+    const lease = await readLease()
+    assert.equal(lease.spec?.holderIdentity, 'candidate-b')
+    assert.equal(lease.spec?.leaseTransitions, 1)
+  })
+
+  it('when the leader stops renewing (a crash), the other takes over after about the lease duration', async () => {
+    const a = elector('candidate-a')
+    const b = elector('candidate-b')
+    await a.acquire(controller().signal)
+    const crash = controller()
+    const holding = a.hold(crash.signal)
+    const acquiringB = track(b.acquire(controller().signal))
+    await sleep(1000)
+    assert.equal(acquiringB.settled, false)
+
+    const started = Date.now()
+    crash.abort() // no release()
+    assert.equal(await holding, 'released')
+    await acquiringB.promise
+    const elapsed = Date.now() - started
+    // The last renew was at most one retry period before the crash; takeover is one lease duration after the
+    // standby saw it (plus up to one jittered retry period).
+    assert.ok(elapsed >= LEASE - RETRY - 500 && elapsed <= LEASE + 2 * RETRY + 500, `took ${elapsed} ms`)
+    const lease = await readLease()
+    assert.equal(lease.spec?.holderIdentity, 'candidate-b')
+    assert.equal(lease.spec?.leaseTransitions, 1)
+    assert.equal(lease.spec?.leaseDurationSeconds, 3)
+  })
+
+  for (const failure of ['closed port', 'hanging connection'] as const) {
+    it(`a leader that cannot reach the apiserver (${failure}) gives up within the renew deadline`, async () => {
+      const {proxy, client: proxied} = await proxiedClient()
+      const metrics = new OperatorMetrics({processMetrics: false})
+      const a = elector('candidate-a', {client: proxied, metrics})
+      const b = elector('candidate-b')
+      await a.acquire(controller().signal)
+      const holding = track(a.hold(controller().signal))
+      const acquiringB = track(b.acquire(controller().signal))
+      await sleep(1200)
+      assert.equal(a.isLeader(), true, 'renewing through the proxy failed')
+      assert.equal(await gauge(metrics), 1)
+      assert.equal(acquiringB.settled, false)
+
+      const started = Date.now()
+      if (failure === 'closed port') await proxy.close()
+      else proxy.blackhole()
+      assert.equal(await holding.promise, 'lost')
+      const elapsed = Date.now() - started
+      assert.ok(elapsed <= DEADLINE + 400, `took ${elapsed} ms`)
+      assert.ok(elapsed >= DEADLINE - RETRY - 500, `gave up after only ${elapsed} ms`)
+      assert.equal(a.isLeader(), false)
+      assert.equal(await gauge(metrics), 0)
+
+      // The lease it can no longer renew expires and the standby takes it.
+      await acquiringB.promise
+      assert.equal((await readLease()).spec?.holderIdentity, 'candidate-b')
+      assert.ok(Date.now() - started >= DEADLINE, 'the standby took over while the old leader could still think it leads')
+    })
+  }
+})

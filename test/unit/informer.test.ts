@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict'
+import {PassThrough} from 'node:stream'
+import {KubeApiError, KubeConnectionError, type KubeClient, type KubeObject, type RequestOptions} from '../../src/kube/client.js'
+import {Informer} from '../../src/operator/runtime/informer.js'
+
+/**
+ * A scripted stand-in for the API server's list and watch endpoints: each list/watch call takes the next step
+ * of its script. Only what the informer calls is implemented.
+ */
+class ScriptedServer {
+  lists: Array<{items: KubeObject[]; rv: string; continue?: string} | Error> = []
+  watches: Array<(stream: PassThrough) => void | Error> = []
+  listCalls: RequestOptions[] = []
+  watchCalls: RequestOptions[] = []
+
+  client(): KubeClient {
+    return {
+      request: async (options: RequestOptions) => {
+        this.listCalls.push(options)
+        const step = this.lists.shift()
+        if (!step) throw new KubeConnectionError('fake', 'ECONNREFUSED', 'no more lists scripted')
+        if (step instanceof Error) throw step
+        return {metadata: {resourceVersion: step.rv, continue: step.continue}, items: step.items}
+      },
+      stream: async (options: RequestOptions) => {
+        this.watchCalls.push(options)
+        const step = this.watches.shift()
+        const stream = new PassThrough()
+        options.signal?.addEventListener('abort', () => stream.destroy())
+        if (!step) return stream // hang until aborted
+        const result = step(stream)
+        if (result instanceof Error) throw result
+        return stream
+      },
+    } as unknown as KubeClient
+  }
+}
+
+const obj = (name: string, rv: string, extra: Record<string, unknown> = {}): KubeObject => ({
+  metadata: {name, namespace: 'ns', resourceVersion: rv, managedFields: [{manager: 'x'}], ...extra},
+})
+const line = (type: string, object: KubeObject) => JSON.stringify({type, object}) + '\n'
+const until = async (condition: () => boolean, ms = 2000) => {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+function informerFor(server: ScriptedServer, options: Partial<ConstructorParameters<typeof Informer>[0]> = {}) {
+  return new Informer({
+    client: server.client(),
+    resource: {group: '', version: 'v1', plural: 'configmaps'},
+    random: () => 0, // shortest watch timeout
+    backoff: {initialMs: 10, maxMs: 40},
+    ...options,
+  })
+}
+
+describe('Informer (list/watch loop)', () => {
+  it('lists page by page, strips managedFields, then watches from the list\'s resourceVersion with bookmarks', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [obj('a', '1')], rv: '10', continue: 'page2'}, {items: [obj('b', '2')], rv: '10'})
+    const informer = informerFor(server, {pageSize: 1})
+    const adds: string[] = []
+    informer.addHandler({onAdd: (o) => adds.push(o.metadata!.name!)})
+    informer.start()
+    await informer.waitForSync()
+    await until(() => server.watchCalls.length === 1)
+    await informer.stop()
+    assert.deepEqual(adds, ['a', 'b'])
+    assert.equal(server.listCalls[0]!.query!.limit, 1)
+    assert.equal(server.listCalls[1]!.query!.continue, 'page2')
+    const watch = server.watchCalls[0]!.query!
+    assert.equal(watch.resourceVersion, '10')
+    assert.equal(watch.allowWatchBookmarks, true)
+    assert.equal(watch.timeoutSeconds, 300)
+    assert.equal('managedFields' in (informer.cache.get('ns/a')!.metadata ?? {}), false)
+  })
+
+  it('applies watch events to the cache and tells handlers; bookmarks only move the resourceVersion', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [obj('a', '1')], rv: '10'})
+    server.watches.push((s) => {
+      s.write(line('MODIFIED', obj('a', '11')))
+      s.write(line('ADDED', obj('c', '12')))
+      s.write(line('BOOKMARK', {metadata: {resourceVersion: '15'}}))
+      s.end(line('DELETED', obj('a', '16')))
+    })
+    const informer = informerFor(server)
+    const events: string[] = []
+    informer.addHandler({
+      onAdd: (o) => events.push(`add ${o.metadata!.name}`),
+      onUpdate: (old, o) => events.push(`update ${o.metadata!.name} ${old.metadata!.resourceVersion}→${o.metadata!.resourceVersion}`),
+      onDelete: (o) => events.push(`delete ${o.metadata!.name}`),
+    })
+    informer.start()
+    await until(() => server.watchCalls.length === 2)
+    await informer.stop()
+    assert.deepEqual(events, ['add a', 'update a 1→11', 'add c', 'delete a'])
+    assert.equal(server.watchCalls[1]!.query!.resourceVersion, '16', 'the next watch resumes from the last event')
+    assert.deepEqual(informer.cache.keys(), ['ns/c'])
+  })
+
+  it('410 Gone in the stream → relist; objects gone meanwhile are reported deleted', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [obj('a', '1'), obj('b', '2')], rv: '10'}, {items: [obj('b', '3')], rv: '20'})
+    server.watches.push((s) => {
+      s.write(JSON.stringify({type: 'ERROR', object: {code: 410, reason: 'Expired', message: 'too old'}}) + '\n')
+    })
+    const informer = informerFor(server)
+    const events: string[] = []
+    informer.addHandler({
+      onUpdate: (_, o) => events.push(`update ${o.metadata!.name}`),
+      onDelete: (o) => events.push(`delete ${o.metadata!.name}`),
+    })
+    informer.start()
+    await until(() => server.watchCalls.length === 2)
+    await informer.stop()
+    assert.equal(server.listCalls.length, 2)
+    assert.equal(server.watchCalls[1]!.query!.resourceVersion, '20')
+    assert.deepEqual(events.sort(), ['delete a', 'update b'])
+  })
+
+  it('410 Gone as the HTTP status of the watch → relist', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [], rv: '10'}, {items: [], rv: '30'})
+    server.watches.push(() => new KubeApiError(410, 'Expired', 'too old'))
+    const informer = informerFor(server)
+    informer.start()
+    await until(() => server.watchCalls.length === 2)
+    await informer.stop()
+    assert.equal(server.listCalls.length, 2)
+    assert.equal(server.watchCalls[1]!.query!.resourceVersion, '30')
+  })
+
+  it('other errors (list refused, watch 500, connection reset) are retried with backoff, never given up', async () => {
+    const server = new ScriptedServer()
+    server.lists.push(new KubeConnectionError('fake', 'ECONNREFUSED', 'down'), new KubeApiError(403, 'Forbidden', 'no'), {items: [obj('a', '1')], rv: '10'})
+    server.watches.push(
+      () => new KubeApiError(500, 'InternalError', 'boom'),
+      (s) => void s.destroy(new Error('ECONNRESET')),
+    )
+    const informer = informerFor(server)
+    informer.start()
+    await until(() => server.watchCalls.length === 3, 5000)
+    await informer.stop()
+    assert.equal(server.listCalls.length, 3, 'a failed watch resumes from its resourceVersion instead of relisting')
+    assert.equal(server.watchCalls[2]!.query!.resourceVersion, '10')
+    assert.ok(informer.hasSynced())
+  })
+
+  it('a silent watch is abandoned after the idle timeout and started again', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [], rv: '10'})
+    server.watches.push(() => {}) // connected, never says anything
+    const informer = informerFor(server, {idleTimeoutMs: 50})
+    informer.start()
+    await until(() => server.watchCalls.length === 2, 3000)
+    await informer.stop()
+  })
+
+  it('a handler added after sync first gets every cached object; a throwing handler does not stop the loop', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [obj('a', '1'), obj('b', '1')], rv: '10'})
+    server.watches.push((s) => void s.write(line('ADDED', obj('c', '11'))))
+    const informer = informerFor(server)
+    informer.addHandler({onAdd: () => {
+      throw new Error('bad handler')
+    }})
+    informer.start()
+    await informer.waitForSync()
+    const late: string[] = []
+    informer.addHandler({onAdd: (o) => late.push(o.metadata!.name!)})
+    await until(() => late.length === 3)
+    await informer.stop()
+    assert.deepEqual(late, ['a', 'b', 'c'])
+  })
+
+  it('metadata-only informers ask for PartialObjectMetadata', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [], rv: '1'})
+    const informer = informerFor(server, {metadataOnly: true})
+    informer.start()
+    await until(() => server.watchCalls.length === 1)
+    await informer.stop()
+    assert.match(server.listCalls[0]!.accept!, /as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1/)
+    assert.match(server.watchCalls[0]!.accept!, /as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/)
+  })
+})

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import {PerKeyRateLimiter} from '../../src/operator/runtime/backoff.js'
+import {WorkQueue} from '../../src/operator/runtime/workqueue.js'
+
+const tick = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('WorkQueue', () => {
+  it('deduplicates keys that wait', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.add('a/x')
+    queue.add('a/x')
+    queue.add('a/y')
+    assert.equal(queue.length, 2)
+    assert.equal(await queue.get(), 'a/x')
+    assert.equal(await queue.get(), 'a/y')
+    assert.equal(queue.length, 0)
+  })
+
+  it('never hands a key to two workers at once; an add while it runs requeues it once, after done', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.add('k')
+    const first = await queue.get()
+    assert.equal(first, 'k')
+    queue.add('k')
+    queue.add('k')
+    assert.equal(queue.length, 0, 'a key in flight must not be queued')
+    let second: string | undefined
+    void queue.get().then((key) => (second = key))
+    await tick()
+    assert.equal(second, undefined, 'second worker got a key that is in flight')
+    queue.done('k')
+    await tick()
+    assert.equal(second, 'k')
+    queue.done('k')
+    assert.equal(queue.length, 0, 'the two adds while running make one requeue')
+  })
+
+  it('a waiting worker gets a key as soon as it is added', async () => {
+    const queue = new WorkQueue({name: 't'})
+    const got = queue.get()
+    queue.add('z')
+    assert.equal(await got, 'z')
+  })
+
+  it('addAfter delays, and the earliest pending time wins', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.addAfter('d', 200)
+    queue.addAfter('d', 20)
+    queue.addAfter('d', 500)
+    assert.equal(queue.length, 0)
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    assert.equal(queue.length, 1)
+    assert.equal(await queue.get(), 'd')
+  })
+
+  it('addRateLimited uses the per-key backoff; forget resets it', () => {
+    const limiter = new PerKeyRateLimiter({initialMs: 10, maxMs: 80})
+    const queue = new WorkQueue({name: 't', rateLimiter: limiter})
+    assert.deepEqual([queue.addRateLimited('r'), queue.addRateLimited('r'), queue.addRateLimited('r'), queue.addRateLimited('r'), queue.addRateLimited('r')], [10, 20, 40, 80, 80])
+    queue.forget('r')
+    assert.equal(queue.addRateLimited('r'), 10)
+    queue.shutDown()
+  })
+
+  it('shutDown wakes waiting workers with undefined and drops pending adds; drain waits for in-flight work', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.add('busy')
+    const busy = await queue.get()
+    const waiting = queue.get()
+    queue.addAfter('later', 10)
+    queue.shutDown()
+    assert.equal(await waiting, undefined)
+    queue.add('ignored')
+    assert.equal(queue.length, 0)
+    let drained: boolean | undefined
+    void queue.drain(1000).then((d) => (drained = d))
+    await tick()
+    assert.equal(drained, undefined)
+    queue.done(busy!)
+    await tick()
+    assert.equal(drained, true)
+    assert.equal(await queue.get(), undefined)
+  })
+
+  it('drain gives up after its timeout', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.add('stuck')
+    await queue.get()
+    queue.shutDown()
+    assert.equal(await queue.drain(20), false)
+  })
+})
