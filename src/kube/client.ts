@@ -7,6 +7,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
 import type {KubeConfig} from '@kubernetes/client-node'
+import {FIELD_MANAGER} from '../operator/conventions.js'
 import type {LoadedKubeConfig} from './kubeconfig.js'
 
 export interface KubeObject {
@@ -22,7 +23,6 @@ export interface KubeObject {
     annotations?: Record<string, string>
     [key: string]: unknown
   }
-  [key: string]: unknown
 }
 
 export interface ResourceRef {
@@ -81,7 +81,6 @@ export interface RequestOptions {
   signal?: AbortSignal
 }
 
-export const FIELD_MANAGER = 'polycrate-operator'
 
 export class KubeClient {
   readonly server: string

@@ -1,0 +1,100 @@
+import {Command, Flags} from '@oclif/core'
+import {kubeFlags} from '../../cli/kube-flags.js'
+import {KubeClient} from '../../kube/client.js'
+import {describeKubeError} from '../../kube/errors.js'
+import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {DEFAULT_NAMESPACE} from '../../operator/conventions.js'
+import {createLogger, type LogFormat, type LogLevel} from '../../operator/logger.js'
+import {createOperator} from '../../operator/operator.js'
+import {parseBindAddress} from '../../operator/runtime/http-servers.js'
+
+export default class Run extends Command {
+  static override summary = 'Run the operator: every controller, in this process, until SIGTERM or SIGINT.'
+  static override description =
+    'Watches the cluster, reconciles the polycrate.io resources and (when configured) syncs them with the Polycrate ' +
+    'API. Serves Prometheus metrics and /healthz + /readyz. With --leader-elect only one replica reconciles at a time. ' +
+    'On SIGTERM it stops taking new work, lets in-flight reconciles finish (up to --graceful-shutdown-timeout), ' +
+    'releases the leader lease and exits 0.'
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --kubeconfig ~/.kube/config',
+    '<%= config.bin %> <%= command.id %> --leader-elect',
+    '<%= config.bin %> <%= command.id %> --metrics-bind-address :8080 --health-probe-bind-address :8081',
+  ]
+
+  static override flags = {
+    ...kubeFlags,
+    namespace: Flags.string({
+      char: 'n',
+      summary: 'Namespace of the operator: its OperatorConfig, token Secret and leader lease live here.',
+      env: 'POD_NAMESPACE',
+      default: DEFAULT_NAMESPACE,
+    }),
+    'leader-elect': Flags.boolean({summary: 'Use a Lease so that only one replica reconciles (for HA deployments).', default: false}),
+    'metrics-bind-address': Flags.string({summary: 'Address of the Prometheus /metrics endpoint; 0 disables it.', default: ':8080'}),
+    'health-probe-bind-address': Flags.string({summary: 'Address of /healthz and /readyz; 0 disables them.', default: ':8081'}),
+    'max-concurrent-reconciles': Flags.integer({summary: 'Workers per controller.', default: 4, min: 1}),
+    'graceful-shutdown-timeout': Flags.integer({summary: 'Seconds in-flight reconciles may take to finish on shutdown.', default: 30, min: 0}),
+    'log-level': Flags.option({options: ['debug', 'info', 'warn', 'error'] as const, default: 'info', summary: 'Least severe level to log.'})(),
+    'log-format': Flags.option({options: ['json', 'text'] as const, summary: 'json (default when not on a terminal) or text.'})(),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Run)
+    for (const flag of ['metrics-bind-address', 'health-probe-bind-address'] as const) {
+      try {
+        parseBindAddress(flags[flag], `--${flag}`)
+      } catch (error) {
+        this.error((error as Error).message, {exit: 2})
+      }
+    }
+    const logger = createLogger({level: flags['log-level'] as LogLevel, format: flags['log-format'] as LogFormat | undefined})
+    let loaded
+    try {
+      loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
+    } catch (error) {
+      this.error(describeKubeError(error), {exit: 1})
+    }
+    const client = KubeClient.from(loaded)
+    const operator = createOperator({
+      client,
+      namespace: flags.namespace,
+      leaderElection: flags['leader-elect'] ? {} : false,
+      metricsBindAddress: flags['metrics-bind-address'],
+      probeBindAddress: flags['health-probe-bind-address'],
+      maxConcurrentReconciles: flags['max-concurrent-reconciles'],
+      shutdownGraceMs: flags['graceful-shutdown-timeout'] * 1000,
+      logger,
+    })
+
+    const stop = new AbortController()
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stop.signal.aborted) {
+        logger.warn('second signal: exiting without waiting', {signal})
+        process.exit(1)
+      }
+      logger.info('signal received: shutting down', {signal})
+      stop.abort()
+    }
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+    logger.info('starting polycrate operator', {
+      version: this.config.version,
+      server: loaded.server,
+      kubeconfig: loaded.source,
+      namespace: flags.namespace,
+      identity: operator.manager.identity,
+      leaderElect: flags['leader-elect'],
+    })
+    try {
+      await operator.run(stop.signal)
+    } catch (error) {
+      // Startup problems (a port in use) end here; cluster outages never do: the loops retry.
+      this.error(describeKubeError(error), {exit: 1})
+    } finally {
+      process.off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal)
+      client.close()
+    }
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The OperatorConfig controller: reads the singleton `default` in the operator namespace, validates it, starts and
+ * stops the feature controllers accordingly, and writes what it did into the status. An invalid spec pauses
+ * discovery and says which field is wrong; the operator keeps running.
+ */
+import {operatorConfigCrd, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operator-config.js'
+import {API_VERSION, type CustomObject} from '../../crds/define.js'
+import type {KubeClient} from '../../kube/client.js'
+import type {EventRecorder} from '../../kube/events.js'
+import {OPERATOR_CONFIG_NAME} from '../conventions.js'
+import type {FeatureSet} from '../features.js'
+import {Controller, type ReconcileContext} from '../runtime/controller.js'
+import type {CrdGate} from '../runtime/crd-gate.js'
+import type {Manager} from '../runtime/manager.js'
+import {specOrMetadataChanged} from '../runtime/predicates.js'
+import {operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
+
+export type OperatorConfigObject = CustomObject<OperatorConfigSpec, OperatorConfigStatus>
+
+export const operatorConfigResource = (namespace: string) => ({
+  group: 'polycrate.io',
+  version: 'v1alpha1',
+  plural: operatorConfigCrd.plural,
+  namespace,
+})
+
+export interface OperatorConfigControllerOptions {
+  manager: Manager
+  gate: CrdGate
+  features: FeatureSet
+  recorder?: EventRecorder
+  now?: () => Date
+}
+
+/** The effective configuration the rest of the operator reads (undefined while the spec is invalid). */
+export class OperatorConfigState {
+  current: OperatorConfig | undefined
+  private readonly listeners = new Set<(config: OperatorConfig | undefined) => void>()
+
+  set(config: OperatorConfig | undefined): void {
+    this.current = config
+    for (const listener of this.listeners) listener(config)
+  }
+
+  onChange(listener: (config: OperatorConfig | undefined) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+}
+
+export function createOperatorConfigController(options: OperatorConfigControllerOptions): {controller: Controller; state: OperatorConfigState} {
+  const {manager, gate, features} = options
+  const namespace = manager.namespace
+  const key = `${namespace}/${OPERATOR_CONFIG_NAME}`
+  const state = new OperatorConfigState()
+  const informer = manager.informer<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind})
+  const client: KubeClient = manager.client
+  const now = options.now ?? (() => new Date())
+
+  const reconcile = async ({key: requested, logger}: ReconcileContext) => {
+    if (requested !== key) {
+      const other = informer.cache.get(requested)
+      if (other) {
+        await options.recorder?.record(other, 'Warning', 'Ignored',
+          `Only the OperatorConfig "${OPERATOR_CONFIG_NAME}" in namespace ${namespace} is read; this one has no effect. Move its settings there.`)
+      }
+      return
+    }
+    // Until the CRD list has synced, "not established" could just mean "not seen yet".
+    if (!gate.hasSynced()) return {requeueAfterMs: 500}
+    const object = informer.cache.get(key)
+    const validation = validateOperatorConfig(object?.spec ?? {})
+    const config = validation.ok ? validation.config : undefined
+    state.set(config)
+    const controllers = await features.apply(config)
+    if (!object) {
+      logger.debug('no OperatorConfig; running with the defaults')
+      return
+    }
+    if (!validation.ok) {
+      logger.warn('invalid OperatorConfig; discovery paused', {problems: validation.problems})
+      await options.recorder?.record(object, 'Warning', 'InvalidSpec', `Invalid OperatorConfig: ${validation.problems.join('; ')}`)
+    }
+    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString())
+    if (!statusChanged(object.status, status)) return
+    await client.mergePatch(
+      {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
+      {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, status},
+    )
+    logger.info('OperatorConfig status updated', {phase: status.phase})
+  }
+
+  const controller = new Controller({
+    name: 'operatorconfig',
+    reconcile,
+    maxConcurrentReconciles: 1,
+    logger: manager.logger,
+    metrics: manager.metrics,
+    watches: [
+      {informer, onUpdate: specOrMetadataChanged},
+      // Any CRD change may start or stop an optional feature.
+      {informer: gate.informer, toKeys: () => [key]},
+    ],
+  })
+  gate.onChange(() => controller.enqueue(key))
+  return {controller, state}
+}

@@ -1,0 +1,170 @@
+/**
+ * OperatorConfig: validation with a message that names the field, the namespace filter the seeds define, and the
+ * status the OperatorConfig controller writes. Everything here is pure.
+ */
+import {isDeepStrictEqual} from 'node:util'
+import type {z} from 'zod'
+import {operatorConfigSpec, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operator-config.js'
+import type {Condition} from '../../crds/schema.js'
+import {conditionTypes} from '../conventions.js'
+
+export type OperatorConfig = OperatorConfigSpec
+
+export type ValidationResult = {ok: true; config: OperatorConfig} | {ok: false; problems: string[]}
+
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const labelSelectorTerm = /^\s*!?[A-Za-z0-9./_-]+\s*((=|==|!=)\s*[A-Za-z0-9._-]*\s*|\s+(in|notin)\s*\(\s*[A-Za-z0-9._-]*(\s*,\s*[A-Za-z0-9._-]*)*\s*\)\s*)?$/
+
+/** Parses and checks an OperatorConfig spec. Problems are `spec.<path>: <what is wrong>`. */
+export function validateOperatorConfig(spec: unknown): ValidationResult {
+  const parsed = operatorConfigSpec.safeParse(spec ?? {})
+  if (!parsed.success) return {ok: false, problems: parsed.error.issues.map(describeIssue)}
+  const config = parsed.data
+  const problems: string[] = []
+
+  if (config.api_sync.enabled) {
+    if (!config.api_sync.api_url) problems.push('spec.api_sync.api_url: must be set when api_sync.enabled is true')
+    else if (!isHttpUrl(config.api_sync.api_url)) problems.push(`spec.api_sync.api_url: "${config.api_sync.api_url}" is not an http(s) URL`)
+  }
+  const namespaceLists: Array<[string, string[]]> = []
+  for (const section of ['endpoint_discovery', 'app_discovery', 'certificate_discovery', 'artifact_discovery'] as const) {
+    const value = config[section] as {watch_namespaces?: string[]; ignore_namespaces?: string[]}
+    namespaceLists.push([`${section}.watch_namespaces`, value.watch_namespaces ?? []], [`${section}.ignore_namespaces`, value.ignore_namespaces ?? []])
+  }
+  namespaceLists.push(['backup_discovery.ignore_namespaces', config.backup_discovery.ignore_namespaces])
+  for (const [path, list] of namespaceLists) {
+    list.forEach((name, index) => {
+      if (!dns1123Label.test(name) || name.length > 63) problems.push(`spec.${path}[${index}]: "${name}" is not a valid namespace name`)
+    })
+  }
+  for (const [path, selector] of [
+    ['node_discovery.label_selector', config.node_discovery.label_selector],
+    ['artifact_discovery.pod_label_selector', config.artifact_discovery.pod_label_selector],
+  ] as const) {
+    if (selector && !isLabelSelector(selector)) problems.push(`spec.${path}: "${selector}" is not a valid label selector`)
+  }
+  return problems.length > 0 ? {ok: false, problems} : {ok: true, config}
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = ['spec', ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].join('.').replace(/\.\[/g, '[')
+  return `${path}: ${issue.message}`
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+/** Kubernetes label-selector syntax: comma-separated `key`, `!key`, `key=v`, `key!=v`, `key in (a,b)`. */
+export function isLabelSelector(selector: string): boolean {
+  const terms: string[] = []
+  let depth = 0
+  let current = ''
+  for (const char of selector) {
+    if (char === '(') depth++
+    if (char === ')') depth--
+    if (depth < 0) return false
+    if (char === ',' && depth === 0) {
+      terms.push(current)
+      current = ''
+    } else {
+      current += char
+    }
+  }
+  if (depth !== 0) return false
+  terms.push(current)
+  return terms.every((term) => labelSelectorTerm.test(term))
+}
+
+export interface NamespaceScope {
+  watch_namespaces?: readonly string[]
+  ignore_namespaces?: readonly string[]
+}
+
+/** The seeds' rule: empty watch list = all namespaces; ignore_namespaces is subtracted and always wins. */
+export function namespaceFilter(scope: NamespaceScope): (namespace: string | undefined) => boolean {
+  const watch = new Set(scope.watch_namespaces ?? [])
+  const ignore = new Set(scope.ignore_namespaces ?? [])
+  return (namespace) => {
+    if (namespace === undefined) return true
+    if (ignore.has(namespace)) return false
+    return watch.size === 0 || watch.has(namespace)
+  }
+}
+
+/**
+ * The token Secret to read. `credentials` is the block README's spelling; since `credentials_ref` is always
+ * defaulted, the alias is used when it is set and `credentials_ref` was left at its defaults.
+ */
+export function credentialsSecret(config: OperatorConfig): {secret_name: string; token_key: string} {
+  const ref = config.api_sync.credentials_ref
+  const alias = config.api_sync.credentials
+  const refIsDefault = ref.secret_name === 'polycrate-api-token' && ref.token_key === 'token'
+  if (alias && refIsDefault) {
+    return {secret_name: alias.secret_name ?? ref.secret_name, token_key: alias.token_key ?? ref.token_key}
+  }
+  return ref
+}
+
+export interface ControllerState {
+  name: string
+  enabled: boolean
+  running: boolean
+  reason?: string
+}
+
+/** Sets a condition, keeping its lastTransitionTime when the status did not change. */
+export function setCondition(conditions: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
+  const list = [...(conditions ?? [])]
+  const index = list.findIndex((c) => c.type === next.type)
+  const previous = index >= 0 ? list[index] : undefined
+  const condition: Condition = {
+    ...next,
+    lastTransitionTime: previous && previous.status === next.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+  }
+  if (index >= 0) list[index] = condition
+  else list.push(condition)
+  return list
+}
+
+/** The status for a validation outcome and the state of the feature controllers (pure). */
+export function operatorConfigStatus(
+  previous: OperatorConfigStatus | undefined,
+  generation: number | undefined,
+  validation: ValidationResult,
+  controllers: readonly ControllerState[],
+  now: string,
+): OperatorConfigStatus {
+  let conditions = previous?.conditions
+  const base = {...previous, observed_generation: generation, controllers: [...controllers]}
+  if (!validation.ok) {
+    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. Discovery is paused until the spec is fixed.`
+    conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
+    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'DiscoveryPaused', message: 'Discovery is paused because the spec is invalid.', observedGeneration: generation}, now)
+    return {...base, phase: 'Error', message, conditions}
+  }
+  conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'True', reason: 'Valid', message: 'The spec is valid.', observedGeneration: generation}, now)
+  const running = controllers.filter((c) => c.running).map((c) => c.name)
+  conditions = setCondition(conditions, {
+    type: conditionTypes.ready,
+    status: 'True',
+    reason: 'ControllersRunning',
+    message: running.length > 0 ? `Running: ${running.join(', ')}.` : 'No discovery controller is enabled.',
+    observedGeneration: generation,
+  }, now)
+  return {...base, phase: 'Ready', message: undefined, conditions}
+}
+
+/** Whether writing `next` would change anything (timestamps of unchanged conditions are kept by setCondition). */
+export function statusChanged(current: OperatorConfigStatus | undefined, next: OperatorConfigStatus): boolean {
+  return !isDeepStrictEqual(stripUndefined(current ?? {}), stripUndefined(next))
+}
+
+function stripUndefined<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T
+}

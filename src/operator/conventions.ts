@@ -1,0 +1,80 @@
+/**
+ * Every label, annotation, finalizer and well-known name the operator reads or writes, in one place.
+ * Deprecated spellings stand next to their canonical replacement; the canonical key wins when both are set.
+ */
+
+export const OPERATOR_NAME = 'polycrate-operator'
+export const FIELD_MANAGER = 'polycrate-operator'
+export const DEFAULT_NAMESPACE = 'polycrate'
+export const OPERATOR_CONFIG_NAME = 'default'
+export const LEADER_LEASE_NAME = 'polycrate-operator-leader'
+
+export const labels = {
+  discovered: 'polycrate_discovered',
+  managedBy: 'polycrate_managed_by',
+  objectType: 'polycrate_object_type',
+  k8sAppName: 'polycrate_k8sapp_name',
+  endpointSourceIngress: 'endpoints.polycrate.io/source-ingress',
+  endpointSourceHTTPRoute: 'endpoints.polycrate.io/source-httproute',
+  s3BucketName: 'polycrate_s3_bucket_name',
+  s3BucketRegion: 'polycrate_s3_bucket_region',
+} as const
+
+export const deprecatedLabels = {
+  /** Replaced by the annotation polycrate_k8sapp_name; removed from sources on reconcile. */
+  k8sAppName: 'k8sapps.polycrate.io/name',
+  /** The seeds' K8sApp/Certificate examples still show it; read, never written. */
+  discovered: 'operator.polycrate.io/discovered',
+} as const
+
+export const annotations = {
+  endpointMonitor: 'polycrate_endpoint_monitor',
+  endpointPath: 'polycrate_endpoint_path',
+  endpointTimeout: 'polycrate_endpoint_timeout',
+  endpointInterval: 'polycrate_endpoint_interval',
+  endpointExpectedStatus: 'polycrate_endpoint_expected_status',
+  endpointTls: 'polycrate_endpoint_tls',
+  endpointPort: 'polycrate_endpoint_port',
+  endpointHostConfig: 'polycrate_endpoint_host_config',
+  endpointExpectedBody: 'endpoints.polycrate.io/expected-body',
+  k8sAppName: 'polycrate_k8sapp_name',
+  k8sAppByoa: 'polycrate_k8sapp_byoa',
+  loadBalancer: 'polycrate.io/loadbalancer',
+  /** The Ingress class before spec.ingressClassName existed. */
+  ingressClass: 'kubernetes.io/ingress.class',
+} as const
+
+/** Deprecated annotation → the canonical annotation it is an alias of. */
+export const deprecatedAnnotations: Readonly<Record<string, string>> = {
+  'endpoints.polycrate.io/path': annotations.endpointPath,
+  'endpoints.polycrate.io/timeout': annotations.endpointTimeout,
+  'endpoints.polycrate.io/interval': annotations.endpointInterval,
+  'endpoints.polycrate.io/expected-status': annotations.endpointExpectedStatus,
+  'endpoints.polycrate.io/tls': annotations.endpointTls,
+  'endpoints.polycrate.io/port': annotations.endpointPort,
+}
+
+export const finalizers = {
+  ingressDiscovery: 'endpoints.polycrate.io/discovery-cleanup',
+  httpRouteDiscovery: 'endpoints.polycrate.io/httproute-discovery-cleanup',
+  endpointSync: 'polycrate.io/endpoint-cleanup',
+  s3Bucket: 'polycrate.io/s3bucket-cleanup',
+} as const
+
+/** Condition types written on polycrate.io objects. */
+export const conditionTypes = {
+  valid: 'Valid',
+  ready: 'Ready',
+  synced: 'Synced',
+  apiConnected: 'APIConnected',
+} as const
+
+/** Reads an annotation, preferring the canonical key over its deprecated aliases. */
+export function annotationValue(all: Record<string, string> | undefined, canonical: string): string | undefined {
+  if (!all) return undefined
+  if (all[canonical] !== undefined) return all[canonical]
+  for (const [deprecated, target] of Object.entries(deprecatedAnnotations)) {
+    if (target === canonical && all[deprecated] !== undefined) return all[deprecated]
+  }
+  return undefined
+}

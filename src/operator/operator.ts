@@ -1,0 +1,45 @@
+/** Wires the whole operator together: manager, CRD gate, OperatorConfig controller and the features. */
+import type {KubeClient} from '../kube/client.js'
+import {EventRecorder} from '../kube/events.js'
+import {createOperatorConfigController, type OperatorConfigState} from './config/operator-config-controller.js'
+import {OPERATOR_NAME} from './conventions.js'
+import {FeatureSet, type Feature} from './features.js'
+import {allFeatures} from './features/index.js'
+import type {Logger} from './logger.js'
+import {CrdGate} from './runtime/crd-gate.js'
+import {Manager, type ManagerOptions} from './runtime/manager.js'
+
+export interface OperatorOptions extends ManagerOptions {
+  client: KubeClient
+  features?: readonly Feature[]
+  logger: Logger
+}
+
+export interface Operator {
+  manager: Manager
+  config: OperatorConfigState
+  features: FeatureSet
+  run(signal: AbortSignal): Promise<void>
+}
+
+export function createOperator(options: OperatorOptions): Operator {
+  const manager = new Manager(options)
+  const gate = new CrdGate(manager)
+  const features = new FeatureSet(manager, gate, options.features ?? allFeatures, options.logger)
+  const recorder = new EventRecorder({
+    client: options.client,
+    component: OPERATOR_NAME,
+    onError: (error) => options.logger.debug('event not recorded', {error: (error as Error).message}),
+  })
+  const {controller, state} = createOperatorConfigController({manager, gate, features, recorder})
+  manager.addController(controller)
+  return {
+    manager,
+    config: state,
+    features,
+    async run(signal) {
+      await manager.run(signal)
+      await features.stopAll()
+    },
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The CRD gate: watches CustomResourceDefinitions and says which are Established, so controllers of optional
+ * sources (Gateway API, cert-manager, Velero, CNPG) start when their CRDs appear and stop when they go.
+ * Only names and conditions are kept: the schemas of some upstream CRDs are hundreds of kilobytes.
+ */
+import type {KubeObject} from '../../kube/client.js'
+import type {Informer} from './informer.js'
+import type {Manager} from './manager.js'
+
+interface CrdSummary extends KubeObject {
+  status?: {conditions?: Array<{type: string; status: string}>}
+}
+
+export class CrdGate {
+  readonly informer: Informer<CrdSummary>
+  private readonly listeners = new Set<() => void>()
+  private established = new Set<string>()
+
+  constructor(manager: Manager) {
+    this.informer = manager.informer<CrdSummary>({
+      resource: {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions'},
+      kind: 'CustomResourceDefinition',
+      transform: (crd) => ({
+        apiVersion: crd.apiVersion,
+        kind: crd.kind,
+        metadata: {name: crd.metadata?.name, resourceVersion: crd.metadata?.resourceVersion},
+        status: {conditions: crd.status?.conditions?.map(({type, status}) => ({type, status}))},
+      }),
+    })
+    const update = () => this.update()
+    this.informer.addHandler({onAdd: update, onUpdate: update, onDelete: update})
+  }
+
+  /** True when the CRD (e.g. `httproutes.gateway.networking.k8s.io`) exists and is Established. */
+  isEstablished(name: string): boolean {
+    return this.established.has(name)
+  }
+
+  hasSynced(): boolean {
+    return this.informer.hasSynced()
+  }
+
+  /** Called whenever the set of Established CRDs changes. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private update(): void {
+    const next = new Set(
+      this.informer.cache
+        .list((crd) => crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false)
+        .map((crd) => crd.metadata!.name!),
+    )
+    const changed = next.size !== this.established.size || [...next].some((name) => !this.established.has(name))
+    this.established = next
+    if (changed) for (const listener of this.listeners) listener()
+  }
+}
