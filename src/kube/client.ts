@@ -84,6 +84,8 @@ export interface RequestOptions {
 
 export class KubeClient {
   readonly server: string
+  /** Called once per request with the method and the HTTP status (or `<error>`), e.g. for rest_client metrics. */
+  onResponse?: (method: string, code: string) => void
   private readonly agent: http.Agent
 
   constructor(
@@ -188,10 +190,15 @@ export class KubeClient {
     }
     await this.kubeConfig.applyToHTTPSOptions(requestOptions)
     const transport = url.protocol === 'https:' ? https : http
+    const method = requestOptions.method!
     return new Promise((resolve, reject) => {
-      const request = transport.request(url, requestOptions, resolve)
+      const request = transport.request(url, requestOptions, (response) => {
+        this.onResponse?.(method, String(response.statusCode ?? 0))
+        resolve(response)
+      })
       request.on('timeout', () => request.destroy(Object.assign(new Error('request timed out'), {code: 'ETIMEDOUT'})))
       request.on('error', (error: NodeJS.ErrnoException) => {
+        this.onResponse?.(method, '<error>')
         if (error.name === 'AbortError') return reject(error)
         const code = error.code ?? 'EUNKNOWN'
         reject(new KubeConnectionError(this.server, code, `${code}: ${error.message}`))

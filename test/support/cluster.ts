@@ -1,6 +1,9 @@
 /** The one control plane of an integration run, plus helpers to use it from tests. */
 import {randomBytes} from 'node:crypto'
+import {allCrds} from '../../src/crds/index.js'
+import {customResourceDefinitions} from '../../src/crds/render.js'
 import {KubeClient} from '../../src/kube/client.js'
+import {installCrds} from '../../src/kube/crd-install.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {startControlPlane, type ControlPlane} from './control-plane.js'
 
@@ -26,6 +29,21 @@ export function controlPlane(): ControlPlane {
 /** A client for the test cluster, with admin rights. Close it in `after`. */
 export function adminClient(): KubeClient {
   return KubeClient.from(loadKubeConfig({kubeconfig: controlPlane().kubeconfigPath}))
+}
+
+let crdsInstalled: Promise<unknown> | undefined
+
+/** Installs the polycrate.io CRDs once per run (idempotent). */
+export function ensureCrds(): Promise<unknown> {
+  crdsInstalled ??= (async () => {
+    const client = adminClient()
+    try {
+      await installCrds(client, customResourceDefinitions(allCrds))
+    } finally {
+      client.close()
+    }
+  })()
+  return crdsInstalled
 }
 
 /** Creates a namespace with a unique name (deleted namespaces stay Terminating for a while). */

@@ -31,6 +31,9 @@ export interface ControlPlane {
   /** Stops the apiserver only (etcd keeps the data), to simulate an outage; `startApiServer` brings it back. */
   stopApiServer(): Promise<void>
   startApiServer(): Promise<void>
+  /** A second kube-apiserver on the same etcd (another port, same tokens): changes made through it while the
+   * first is down are what an operator sees after an outage of "its" apiserver. */
+  startExtraApiServer(): Promise<{server: string; kubeconfigPath: string; stop(): Promise<void>}>
   stop(): Promise<void>
 }
 
@@ -101,10 +104,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     '--unsafe-no-fsync', '--log-level', 'warn', '--quota-backend-bytes', String(4 * 1024 ** 3),
   ])
 
-  const apiServerArgs = [
+  const apiServerArgs = (port: number, certDir: string) => [
     '--etcd-servers', `http://127.0.0.1:${etcdPort}`,
-    '--cert-dir', path.join(dir, 'certs'),
-    '--secure-port', String(apiPort), '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1',
+    '--cert-dir', certDir,
+    '--secure-port', String(port), '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1',
     '--service-cluster-ip-range', '10.0.0.0/24', '--allow-privileged',
     '--disable-admission-plugins', 'ServiceAccount',
     '--authorization-mode', 'RBAC',
@@ -115,7 +118,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     '--enable-priority-and-fairness=false',
     '-v', '1',
   ]
-  let apiServer = start('kube-apiserver', apiServerArgs)
+  let apiServer = start('kube-apiserver', apiServerArgs(apiPort, path.join(dir, 'certs')))
 
   const kubeconfigPath = await writeKubeconfig(path.join(dir, 'kubeconfig'), server, token)
 
@@ -136,10 +139,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }),
     )
 
-  const waitReady = async () => {
+  const waitReady = async (url = server) => {
     const deadline = Date.now() + 90_000
     while (Date.now() < deadline) {
-      if (await probe(server, token)) return
+      if (await probe(url, token)) return
       await new Promise((resolve) => setTimeout(resolve, 250))
     }
     throw new Error(`kube-apiserver not ready after 90s; see ${dir}/kube-apiserver.log`)
@@ -155,8 +158,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       await stopChild(apiServer)
     },
     async startApiServer() {
-      apiServer = start('kube-apiserver', apiServerArgs)
+      apiServer = start('kube-apiserver', apiServerArgs(apiPort, path.join(dir, 'certs')))
       await Promise.race([waitReady(), failed('kube-apiserver', apiServer)])
+    },
+    async startExtraApiServer() {
+      const port = await freePort()
+      const extra = start('kube-apiserver', apiServerArgs(port, path.join(dir, `certs-${port}`)))
+      const url = `https://127.0.0.1:${port}`
+      await Promise.race([waitReady(url), failed('kube-apiserver', extra)])
+      const kubeconfig = await writeKubeconfig(path.join(dir, `kubeconfig-${port}`), url, token)
+      return {server: url, kubeconfigPath: kubeconfig, stop: () => stopChild(extra)}
     },
     async stop() {
       await Promise.all([...children].filter((c) => c !== etcd).map(stopChild))

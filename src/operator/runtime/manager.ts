@@ -75,6 +75,7 @@ export class Manager {
     this.logger = options.logger ?? silentLogger
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`
     this.maxConcurrentReconciles = options.maxConcurrentReconciles ?? 4
+    this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
   }
 
   get isLeader(): boolean {

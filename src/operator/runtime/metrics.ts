@@ -91,6 +91,12 @@ export class OperatorMetrics {
     labelNames: ['name'] as const,
     registers: [this.registry],
   })
+  readonly restClientRequests = new Counter({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests to the Kubernetes API server, partitioned by status code and method',
+    labelNames: ['code', 'method'] as const,
+    registers: [this.registry],
+  })
   readonly watchRestarts = new Counter({
     name: 'polycrate_operator_watch_restarts_total',
     help: 'Watch connections restarted, by resource and reason (timeout, gone, error, idle)',

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict'
+import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
+import {Controller} from '../../src/operator/runtime/controller.js'
+import {createOperator} from '../../src/operator/operator.js'
+import type {Feature} from '../../src/operator/features.js'
+import {silentLogger} from '../../src/operator/logger.js'
+import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {eventually} from '../support/operator-process.js'
+
+const widgetCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: {name: 'widgets.example.com'},
+  spec: {
+    group: 'example.com',
+    names: {kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList'},
+    scope: 'Namespaced',
+    versions: [{name: 'v1', served: true, storage: true, schema: {openAPIV3Schema: {type: 'object', 'x-kubernetes-preserve-unknown-fields': true}}}],
+  },
+}
+const crdRef = {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'widgets.example.com'}
+
+describe('features start and stop with the OperatorConfig and the CRD gate (in-process operator)', function () {
+  this.timeout(120_000)
+  let client: KubeClient
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+  })
+  after(() => client.close())
+
+  it('follows enabled flags and CRDs without a restart', async () => {
+    const namespace = await freshNamespace(client, 'features')
+    const reconciled: string[] = []
+    // A feature that watches a CRD that may not exist (like HTTPRoute discovery) and records what it sees.
+    const widgets: Feature = {
+      name: 'widget-discovery',
+      enabled: (config) => config.node_discovery.enabled,
+      requiredCrds: ['widgets.example.com'],
+      settings: (config) => config.node_discovery.label_selector,
+      start(manager) {
+        const informer = manager.informer({resource: {group: 'example.com', version: 'v1', plural: 'widgets'}})
+        const controller = new Controller({
+          name: 'widget-discovery',
+          watches: [{informer}],
+          reconcile: async ({key}) => void reconciled.push(key),
+          logger: manager.logger,
+          metrics: manager.metrics,
+        })
+        manager.addController(controller)
+        return {
+          async stop() {
+            await manager.removeController(controller)
+            await manager.releaseInformer(informer)
+          },
+        }
+      },
+    }
+    const operator = createOperator({client, namespace, features: [widgets], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
+    const stop = new AbortController()
+    const running = operator.run(stop.signal)
+    const configRef = {group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}
+    const controllers = async () => (await client.get<KubeObject & {status?: OperatorConfigStatus}>(configRef)).status?.controllers
+    try {
+      await client.create(configRef, {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {}})
+      await eventually(async () => (await controllers())?.[0]?.reason === 'WaitingForCRDs: widgets.example.com', 20_000, 'waiting for the CRD')
+
+      await applyCrd(client, widgetCrd)
+      await waitEstablished(client, 'widgets.example.com')
+      await eventually(async () => (await controllers())?.[0]?.running === true, 20_000, 'started when the CRD appeared')
+      await client.create({group: 'example.com', version: 'v1', plural: 'widgets', namespace}, {apiVersion: 'example.com/v1', kind: 'Widget', metadata: {name: 'w1', namespace}})
+      await eventually(async () => reconciled.includes(`${namespace}/w1`), 20_000, 'the feature reconciles')
+
+      await client.mergePatch(configRef, {spec: {node_discovery: {enabled: false}}})
+      await eventually(async () => {
+        const state = (await controllers())?.[0]
+        return state?.running === false && state.reason === 'Disabled'
+      }, 20_000, 'stopped when disabled')
+      const before = reconciled.length
+      await client.create({group: 'example.com', version: 'v1', plural: 'widgets', namespace}, {apiVersion: 'example.com/v1', kind: 'Widget', metadata: {name: 'w2', namespace}})
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      assert.equal(reconciled.length, before, 'a stopped feature reconciled')
+
+      await client.mergePatch(configRef, {spec: {node_discovery: {enabled: true}}})
+      await eventually(async () => reconciled.includes(`${namespace}/w2`), 20_000, 'restarted when enabled again, with a fresh cache')
+
+      await client.delete(crdRef)
+      await eventually(async () => (await controllers())?.[0]?.reason === 'WaitingForCRDs: widgets.example.com', 30_000, 'stopped when the CRD went')
+    } finally {
+      stop.abort()
+      await running
+      await client.delete(crdRef).catch(() => {})
+    }
+  })
+})

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict'
+import {runCommand} from '@oclif/test'
+import {execa} from 'execa'
+import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import {KubeClient, type KubeObject} from '../../src/kube/client.js'
+import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
+import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {parsePromText} from '../support/prom-text.js'
+
+const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
+
+const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
+
+describe('polycrate operator run (a real process against the real apiserver)', function () {
+  this.timeout(180_000)
+  let client: KubeClient
+  const running: OperatorProcess[] = []
+  const start = async (...args: Parameters<typeof startOperator>) => {
+    const operator = await startOperator(...args)
+    running.push(operator)
+    return operator
+  }
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+  })
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((operator) => operator.stop('SIGKILL')))
+  })
+  after(() => client.close())
+
+  it('an invalid OperatorConfig gets a condition naming the field; once fixed, it is Ready — without a restart', async () => {
+    const namespace = await freshNamespace(client, 'opcfg')
+    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace})
+    await client.create(configRef(namespace), {
+      apiVersion: 'polycrate.io/v1alpha1',
+      kind: 'OperatorConfig',
+      metadata: {name: 'default', namespace},
+      spec: {api_sync: {enabled: true, api_url: 'api.example.com'}, endpoint_discovery: {watch_namespaces: ['Prod_NS']}},
+    })
+    const invalid = await eventually(async () => {
+      const object = await client.get<OperatorConfigObject>(configRef(namespace))
+      return condition(object, 'Valid')?.status === 'False' ? object : undefined
+    }, 30_000, 'Valid=False')
+    const message = condition(invalid, 'Valid')!.message!
+    assert.match(message, /spec\.api_sync\.api_url: "api\.example\.com" is not an http\(s\) URL/)
+    assert.match(message, /spec\.endpoint_discovery\.watch_namespaces\[0\]: "Prod_NS" is not a valid namespace name/)
+    assert.equal(invalid.status?.phase, 'Error')
+    assert.equal(condition(invalid, 'Ready')?.reason, 'DiscoveryPaused')
+
+    const events = await client.request<{items: Array<{reason: string; type: string; message: string}>}>({
+      path: `/api/v1/namespaces/${namespace}/events`,
+      query: {fieldSelector: 'involvedObject.name=default'},
+    })
+    assert.ok(events.items.some((e) => e.type === 'Warning' && e.reason === 'InvalidSpec' && e.message.includes('spec.api_sync.api_url')))
+
+    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: 'https://api.example.com'}, endpoint_discovery: {watch_namespaces: ['prod']}}})
+    const fixed = await eventually(async () => {
+      const object = await client.get<OperatorConfigObject>(configRef(namespace))
+      return condition(object, 'Valid')?.status === 'True' ? object : undefined
+    }, 30_000, 'Valid=True')
+    assert.equal(fixed.status?.phase, 'Ready')
+    assert.equal(fixed.status?.observed_generation, fixed.metadata?.generation)
+    assert.equal(operator.child.exitCode, null, 'the operator exited')
+    assert.equal(operator.logs().filter((l) => l.msg === 'starting polycrate operator').length, 1)
+    assert.ok(operator.logs().some((l) => l.msg === 'OperatorConfig status updated' && l.controller === 'operatorconfig' && l.key === `${namespace}/default`),
+      'reconcile lines carry controller and key')
+    assert.equal(await operator.stop('SIGTERM'), 0)
+  })
+
+  it('survives an apiserver outage and reconciles what changed during it', async () => {
+    const namespace = await freshNamespace(client, 'outage')
+    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace})
+    await client.create(configRef(namespace), {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {},
+    })
+    await eventually(async () => condition(await client.get<OperatorConfigObject>(configRef(namespace)), 'Valid')?.status === 'True', 30_000, 'Ready before the outage')
+
+    // The operator's apiserver goes away; a second one on the same etcd stays, and the change is made there.
+    const extra = await controlPlane().startExtraApiServer()
+    const other = KubeClient.from(loadKubeConfig({kubeconfig: extra.kubeconfigPath}))
+    try {
+      await controlPlane().stopApiServer()
+      await other.mergePatch(configRef(namespace), {spec: {api_sync: {enabled: true, api_url: 'ftp://wrong'}}})
+      await new Promise((resolve) => setTimeout(resolve, 4000))
+      assert.equal(operator.child.exitCode, null, 'the operator exited during the outage')
+      await controlPlane().startApiServer()
+      const after = await eventually(async () => {
+        const object = await client.get<OperatorConfigObject>(configRef(namespace))
+        return condition(object, 'Valid')?.status === 'False' ? object : undefined
+      }, 90_000, 'the change made during the outage is reconciled')
+      assert.match(condition(after, 'Valid')!.message!, /spec\.api_sync\.api_url: "ftp:\/\/wrong" is not an http\(s\) URL/)
+      assert.ok(operator.logs().some((l) => l.msg === 'watch interrupted; retrying'), 'the watch errors were logged')
+      assert.equal(operator.child.exitCode, null)
+    } finally {
+      other.close()
+      await extra.stop()
+    }
+    assert.equal(await operator.stop('SIGTERM'), 0)
+  })
+
+  it('with --leader-elect exactly one of two reconciles; SIGKILL → the other takes over within 20 s; SIGTERM → lease released, exit 0', async () => {
+    const namespace = await freshNamespace(client, 'leader')
+    const a = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true})
+    const b = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true})
+    const identity = async (operator: OperatorProcess) => (await operator.waitForLog((l) => l.msg === 'starting polycrate operator')).identity as string
+    const [idA, idB] = [await identity(a), await identity(b)]
+    const leaseRef = {group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name: 'polycrate-operator-leader'}
+    type Lease = KubeObject & {spec?: {holderIdentity?: string; leaseDurationSeconds?: number}}
+    const holder = await eventually(async () => (await client.getOrUndefined<Lease>(leaseRef))?.spec?.holderIdentity, 30_000, 'a lease holder')
+    const [leader, standby] = holder === idA ? [a, b] : [b, a]
+    assert.ok([idA, idB].includes(holder))
+
+    await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {}})
+    await leader.waitForLog((l) => l.msg === 'OperatorConfig status updated')
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    assert.equal(standby.logs().some((l) => l.msg === 'controller started'), false, 'the standby started controllers')
+    assert.equal(standby.logs().some((l) => l.msg === 'OperatorConfig status updated'), false, 'the standby reconciled')
+    const ready = await fetch(`${standby.probeUrl}/readyz?verbose`)
+    assert.equal(ready.status, 200, 'the standby is ready (caches synced)')
+    assert.match(await ready.text(), /leader-election ok/)
+
+    const killedAt = Date.now()
+    await leader.stop('SIGKILL')
+    await standby.waitForLog((l) => l.msg === 'acquired leader lease', 25_000)
+    const takeover = Date.now() - killedAt
+    assert.ok(takeover < 20_000, `takeover took ${takeover} ms`)
+    await standby.waitForLog((l) => l.msg === 'controller started')
+
+    const code = await standby.stop('SIGTERM')
+    assert.equal(code, 0)
+    const lease = await client.get<Lease>(leaseRef)
+    assert.equal(lease.spec?.holderIdentity ?? '', '', 'the lease was not released')
+    assert.equal(lease.spec?.leaseDurationSeconds, 1)
+  })
+
+  it('serves /metrics in Prometheus text format with controller-runtime\'s names, and /healthz + /readyz for `health`', async () => {
+    const namespace = await freshNamespace(client, 'metrics')
+    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true})
+    await operator.waitForLog((l) => l.msg === 'controller started')
+    await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {}})
+    await operator.waitForLog((l) => l.msg === 'OperatorConfig status updated')
+
+    const response = await fetch(operator.metricsUrl)
+    assert.equal(response.status, 200)
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
+    const text = await response.text()
+    const families = parsePromText(text)
+    for (const name of [
+      'controller_runtime_reconcile_total', 'controller_runtime_reconcile_errors_total', 'controller_runtime_reconcile_time_seconds',
+      'controller_runtime_max_concurrent_reconciles', 'controller_runtime_active_workers', 'workqueue_depth', 'workqueue_adds_total',
+      'workqueue_queue_duration_seconds', 'workqueue_work_duration_seconds', 'workqueue_retries_total', 'leader_election_master_status',
+      'rest_client_requests_total', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes',
+    ]) assert.ok(families.has(name), `${name} missing`)
+    const reconciles = families.get('controller_runtime_reconcile_total')!.samples
+    assert.ok(reconciles.some((s) => s.labels.controller === 'operatorconfig' && s.labels.result === 'success' && s.value >= 1))
+    // .ci/run installs Debian's prometheus package for promtool; elsewhere the parser above is the check.
+    if ((await execa('which', ['promtool'], {reject: false})).exitCode === 0) {
+      const promtool = await execa('promtool', ['check', 'metrics'], {input: text, reject: false})
+      const complaints = `${promtool.stdout}\n${promtool.stderr}`.split('\n').filter((line) => line.trim().length > 0)
+      // Exit 3 = lint findings only (1 = unparsable). prom-client's own default gauges nodejs_active_*_total carry a
+      // _total suffix promtool frowns on; everything of ours must be clean.
+      const ours = complaints.filter((line) => !/^nodejs_active_(handles|requests|resources)_total non-counter/.test(line))
+      assert.ok(promtool.exitCode === 0 || (promtool.exitCode === 3 && ours.length === 0), `promtool check metrics (${promtool.exitCode}): ${complaints.join('\n')}`)
+    }
+
+    assert.equal((await fetch(`${operator.probeUrl}/healthz`)).status, 200)
+    assert.equal(await (await fetch(`${operator.probeUrl}/readyz`)).text(), 'ok')
+    const {stdout, error} = await runCommand(['operator', 'health', '--url', operator.probeUrl])
+    assert.equal(error, undefined)
+    assert.match(stdout, /liveness\s+ok/)
+    assert.match(stdout, /readiness\s+ok/)
+    assert.equal(await operator.stop('SIGTERM'), 0)
+  })
+})

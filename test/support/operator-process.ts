@@ -1,0 +1,100 @@
+/** Runs `bin/run.js operator run` as a real process for integration tests, with its logs captured. */
+import {spawn, type ChildProcess} from 'node:child_process'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {freePort} from './control-plane.js'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+export interface OperatorProcess {
+  child: ChildProcess
+  pid: number
+  metricsUrl: string
+  probeUrl: string
+  /** Every log line so far, parsed (the process logs JSON). */
+  logs(): Array<Record<string, unknown> & {msg: string}>
+  rawOutput(): string
+  waitForLog(predicate: (line: Record<string, unknown> & {msg: string}) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>
+  /** Sends the signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>
+  exited: Promise<number | string>
+}
+
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; args?: string[]; env?: NodeJS.ProcessEnv}): Promise<OperatorProcess> {
+  const [metricsPort, probePort] = [await freePort(), await freePort()]
+  const child = spawn(process.execPath, [
+    path.join(root, 'bin/run.js'), 'operator', 'run',
+    '--kubeconfig', options.kubeconfig,
+    '--namespace', options.namespace,
+    '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address', `127.0.0.1:${probePort}`,
+    '--log-format', 'json',
+    '--log-level', 'debug',
+    ...(options.leaderElect ? ['--leader-elect'] : []),
+    ...(options.args ?? []),
+  ], {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...options.env}})
+  let output = ''
+  const parsed: Array<Record<string, unknown> & {msg: string}> = []
+  let partial = ''
+  const onData = (chunk: Buffer) => {
+    const text = chunk.toString()
+    output += text
+    partial += text
+    let newline: number
+    while ((newline = partial.indexOf('\n')) >= 0) {
+      const line = partial.slice(0, newline)
+      partial = partial.slice(newline + 1)
+      try {
+        parsed.push(JSON.parse(line))
+      } catch {
+        // not a log line (e.g. an oclif error message)
+      }
+    }
+  }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', onData)
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+  const operator: OperatorProcess = {
+    child,
+    pid: child.pid!,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    probeUrl: `http://127.0.0.1:${probePort}`,
+    logs: () => parsed,
+    rawOutput: () => output,
+    exited,
+    async waitForLog(predicate, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const found = parsed.find(predicate)
+        if (found) return found
+        if (child.exitCode !== null) throw new Error(`operator exited (${child.exitCode}):\n${output.slice(-3000)}`)
+        if (Date.now() > deadline) throw new Error(`log line not seen within ${timeoutMs} ms:\n${output.slice(-3000)}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      const timer = setTimeout(() => child.kill('SIGKILL'), 40_000)
+      const code = await exited
+      clearTimeout(timer)
+      return code
+    },
+  }
+  return operator
+}
+
+/** Polls until `check` returns a value (not undefined/false) or the time is up. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined && value !== false) return value
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict'
+import {operatorConfigSpec} from '../../src/crds/operator-config.js'
+import {
+  credentialsSecret,
+  isLabelSelector,
+  namespaceFilter,
+  operatorConfigStatus,
+  setCondition,
+  statusChanged,
+  validateOperatorConfig,
+} from '../../src/operator/config/operator-config.js'
+
+describe('OperatorConfig', () => {
+  describe('defaults (parse of an empty spec)', () => {
+    const config = operatorConfigSpec.parse({})
+    const cases: Array<[string, unknown, unknown]> = [
+      ['api_sync.enabled', config.api_sync.enabled, false],
+      ['api_sync.sync_interval_seconds', config.api_sync.sync_interval_seconds, 60],
+      ['api_sync.credentials_ref', config.api_sync.credentials_ref, {secret_name: 'polycrate-api-token', token_key: 'token'}],
+      ['local_cluster.enabled', config.local_cluster.enabled, false],
+      ['endpoint_discovery.enabled', config.endpoint_discovery.enabled, true],
+      ['endpoint_discovery.mode', config.endpoint_discovery.mode, 'annotation'],
+      ['endpoint_discovery.ignore_namespaces', config.endpoint_discovery.ignore_namespaces, ['kube-system', 'kube-public']],
+      ['endpoint_discovery.default_check_interval', config.endpoint_discovery.default_check_interval, 60],
+      ['endpoint_discovery.stale_cleanup_minutes', config.endpoint_discovery.stale_cleanup_minutes, 10],
+      ['app_discovery.label_discovery_enabled', config.app_discovery.label_discovery_enabled, true],
+      ['backup_discovery.velero_namespace', config.backup_discovery.velero_namespace, 'velero'],
+      ['backup_discovery.cnpg_enabled', config.backup_discovery.cnpg_enabled, true],
+      ['certificate_discovery.ignore_namespaces', config.certificate_discovery.ignore_namespaces, ['kube-system', 'cert-manager']],
+      ['artifact_discovery.registry_filter.exclude_registries', config.artifact_discovery.registry_filter.exclude_registries, ['registry.k8s.io', 'k8s.gcr.io']],
+      ['artifact_discovery.stale_cleanup_minutes', config.artifact_discovery.stale_cleanup_minutes, 60],
+      ['agent.enabled', config.agent.enabled, false],
+      ['agent.http_check_defaults.user_agent', config.agent.http_check_defaults.user_agent, 'Polycrate-Operator-Agent/1.0'],
+      ['s3_bucket_provisioning.enabled', config.s3_bucket_provisioning.enabled, true],
+      ['cloud_controller.enabled', config.cloud_controller.enabled, false],
+      ['cloud_controller.load_balancer.service_scope', config.cloud_controller.load_balancer.service_scope, 'all'],
+      ['dns01_webhook', config.dns01_webhook, {enabled: false, group_name: 'webhook.dns.polycrate.io', solver_name: 'polycrate', port: 10250}],
+      ['external_dns_webhook', config.external_dns_webhook, {enabled: true, port: 8888}],
+    ]
+    for (const [path, actual, expected] of cases) it(`${path} = ${JSON.stringify(expected)}`, () => assert.deepEqual(actual, expected))
+  })
+
+  describe('validateOperatorConfig', () => {
+    const invalid: Array<[string, unknown, RegExp]> = [
+      ['wrong type', {api_sync: {sync_interval_seconds: 'often'}}, /^spec\.api_sync\.sync_interval_seconds: /],
+      ['unknown mode', {endpoint_discovery: {mode: 'everything'}}, /^spec\.endpoint_discovery\.mode: /],
+      ['api_url missing while enabled', {api_sync: {enabled: true}}, /^spec\.api_sync\.api_url: must be set when api_sync\.enabled is true$/],
+      ['api_url not a URL', {api_sync: {enabled: true, api_url: 'api.polycrate.io'}}, /^spec\.api_sync\.api_url: "api\.polycrate\.io" is not an http\(s\) URL$/],
+      ['bad namespace name', {app_discovery: {ignore_namespaces: ['ok', 'Not OK']}}, /^spec\.app_discovery\.ignore_namespaces\[1\]: "Not OK" is not a valid namespace name$/],
+      ['bad label selector', {node_discovery: {label_selector: 'role in (a,b'}}, /^spec\.node_discovery\.label_selector: "role in \(a,b" is not a valid label selector$/],
+      ['interval below 1', {endpoint_discovery: {default_check_interval: 0}}, /^spec\.endpoint_discovery\.default_check_interval: /],
+      ['port out of range', {external_dns_webhook: {port: 70000}}, /^spec\.external_dns_webhook\.port: /],
+    ]
+    for (const [name, spec, problem] of invalid) {
+      it(`rejects ${name}, naming the field`, () => {
+        const result = validateOperatorConfig(spec)
+        assert.equal(result.ok, false)
+        if (!result.ok) assert.ok(result.problems.some((p) => problem.test(p)), result.problems.join(' | '))
+      })
+    }
+    it('accepts the defaults and a realistic config', () => {
+      assert.equal(validateOperatorConfig(undefined).ok, true)
+      const result = validateOperatorConfig({
+        api_sync: {enabled: true, api_url: 'https://api.polycrate.io'},
+        node_discovery: {label_selector: 'node-role.kubernetes.io/worker,!excluded,zone in (a, b),tier!=db'},
+        endpoint_discovery: {watch_namespaces: ['prod', 'staging']},
+      })
+      assert.equal(result.ok, true, result.ok ? '' : result.problems.join())
+    })
+  })
+
+  describe('isLabelSelector', () => {
+    const cases: Array<[string, boolean]> = [
+      ['app=web', true], ['app==web', true], ['app!=web', true], ['!app', true], ['app', true], ['a.b/c=d', true],
+      ['env in (prod,staging)', true], ['env notin (dev)', true], ['a=b,c!=d,e', true],
+      ['a in (b', false], ['a=b)', false], ['a b', false], ['=b', false], ['a=b,', false],
+    ]
+    for (const [selector, valid] of cases) it(`${JSON.stringify(selector)} → ${valid}`, () => assert.equal(isLabelSelector(selector), valid))
+  })
+
+  describe('namespaceFilter (the seeds\' table)', () => {
+    const cases: Array<[string, {watch_namespaces?: string[]; ignore_namespaces?: string[]}, string, boolean]> = [
+      ['empty watch list = all', {watch_namespaces: []}, 'anything', true],
+      ['only listed namespaces', {watch_namespaces: ['prod', 'staging']}, 'prod', true],
+      ['unlisted namespace', {watch_namespaces: ['prod', 'staging']}, 'dev', false],
+      ['ignored always', {ignore_namespaces: ['kube-system']}, 'kube-system', false],
+      ['in both lists → ignored', {watch_namespaces: ['prod'], ignore_namespaces: ['prod']}, 'prod', false],
+    ]
+    for (const [name, scope, namespace, expected] of cases) it(name, () => assert.equal(namespaceFilter(scope)(namespace), expected))
+    it('cluster-scoped objects pass', () => assert.equal(namespaceFilter({watch_namespaces: ['x']})(undefined), true))
+  })
+
+  describe('credentialsSecret', () => {
+    it('credentials_ref by default', () => {
+      assert.deepEqual(credentialsSecret(operatorConfigSpec.parse({api_sync: {credentials_ref: {secret_name: 's', token_key: 'k'}}})), {secret_name: 's', token_key: 'k'})
+    })
+    it('the block README\'s `credentials` alias when credentials_ref is left at its defaults', () => {
+      assert.deepEqual(credentialsSecret(operatorConfigSpec.parse({api_sync: {credentials: {secret_name: 'legacy'}}})), {secret_name: 'legacy', token_key: 'token'})
+    })
+    it('credentials_ref wins when both are set', () => {
+      const config = operatorConfigSpec.parse({api_sync: {credentials_ref: {secret_name: 'new'}, credentials: {secret_name: 'old'}}})
+      assert.equal(credentialsSecret(config).secret_name, 'new')
+    })
+  })
+
+  describe('status', () => {
+    it('setCondition keeps lastTransitionTime while the status stays, and moves it on a change', () => {
+      const first = setCondition(undefined, {type: 'Ready', status: 'True', reason: 'A'}, 't1')
+      const same = setCondition(first, {type: 'Ready', status: 'True', reason: 'B', message: 'new text'}, 't2')
+      assert.equal(same[0]!.lastTransitionTime, 't1')
+      assert.equal(same[0]!.reason, 'B')
+      const flipped = setCondition(same, {type: 'Ready', status: 'False', reason: 'C'}, 't3')
+      assert.equal(flipped[0]!.lastTransitionTime, 't3')
+      assert.equal(flipped.length, 1)
+    })
+
+    it('an invalid spec → phase Error, Valid=False with the problems, Ready=False; fixed → Ready; same input → no write', () => {
+      const invalid = operatorConfigStatus(undefined, 3, {ok: false, problems: ['spec.a: bad']}, [], 't1')
+      assert.equal(invalid.phase, 'Error')
+      assert.equal(invalid.observed_generation, 3)
+      assert.match(invalid.conditions!.find((c) => c.type === 'Valid')!.message!, /spec\.a: bad/)
+      assert.equal(invalid.conditions!.find((c) => c.type === 'Ready')!.status, 'False')
+      const valid = operatorConfigStatus(invalid, 4, {ok: true, config: operatorConfigSpec.parse({})}, [{name: 'x', enabled: true, running: true, reason: 'Running'}], 't2')
+      assert.equal(valid.phase, 'Ready')
+      assert.equal(valid.message, undefined)
+      assert.match(valid.conditions!.find((c) => c.type === 'Ready')!.message!, /Running: x\./)
+      const again = operatorConfigStatus(valid, 4, {ok: true, config: operatorConfigSpec.parse({})}, [{name: 'x', enabled: true, running: true, reason: 'Running'}], 't3')
+      assert.equal(statusChanged(valid, again), false)
+    })
+
+    it('keeps fields other controllers own (api_sync, local_cluster)', () => {
+      const previous = {api_sync: {workspace_id: 'w', workspace_name: 'prod'}}
+      const next = operatorConfigStatus(previous, 1, {ok: true, config: operatorConfigSpec.parse({})}, [], 't')
+      assert.deepEqual(next.api_sync, previous.api_sync)
+    })
+  })
+})
