@@ -20,7 +20,7 @@ export interface OperatorProcess {
   exited: Promise<number | string>
 }
 
-export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; args?: string[]; env?: NodeJS.ProcessEnv}): Promise<OperatorProcess> {
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv}): Promise<OperatorProcess> {
   const [metricsPort, probePort] = [await freePort(), await freePort()]
   const child = spawn(process.execPath, [
     path.join(root, 'bin/run.js'), 'operator', 'run',
@@ -29,7 +29,7 @@ export async function startOperator(options: {kubeconfig: string; namespace: str
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
     '--health-probe-bind-address', `127.0.0.1:${probePort}`,
     '--log-format', 'json',
-    '--log-level', 'debug',
+    '--log-level', options.logLevel ?? 'debug',
     ...(options.leaderElect ? ['--leader-elect'] : []),
     ...(options.args ?? []),
   ], {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...options.env}})
