@@ -25,8 +25,15 @@ export const condition = z.object({
 })
 export type Condition = z.infer<typeof condition>
 
+/**
+ * A list-map keyed by `type`, like `metav1.Condition` lists in Kubernetes' own types: several controllers can
+ * each own their conditions through server-side apply without overwriting the others'.
+ */
 export const conditions = () =>
-  z.array(condition).optional().describe('Current state of this object, one entry per condition type.')
+  z.array(condition)
+    .meta({'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type']})
+    .optional()
+    .describe('Current state of this object, one entry per condition type.')
 
 /** A reference to a key of a Secret in the same namespace. */
 export const secretKeyRef = z.object({

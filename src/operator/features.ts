@@ -18,9 +18,12 @@ export interface Feature {
   enabled(config: OperatorConfig): boolean
   /** CRDs (by full name) that must be Established before the feature can run. */
   requiredCrds?: readonly string[]
-  /** The part of the config the feature depends on; when it changes the feature is restarted. */
-  settings(config: OperatorConfig): unknown
-  start(manager: Manager, config: OperatorConfig): RunningFeature
+  /**
+   * What the feature's controllers depend on (its config section, which optional CRDs exist); when it changes
+   * the feature is restarted.
+   */
+  settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): unknown
+  start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean): RunningFeature
 }
 
 export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'}
@@ -41,7 +44,7 @@ export function planFeatures(
     const enabled = config ? feature.enabled(config) : false
     const missing = (feature.requiredCrds ?? []).filter((crd) => !isEstablished(crd))
     const want = config !== undefined && enabled && missing.length === 0
-    const settings = config ? JSON.stringify(feature.settings(config)) : ''
+    const settings = config ? JSON.stringify(feature.settings(config, isEstablished)) : ''
     const current = running.get(feature.name)
     if (want && current === undefined) actions.push({feature, action: 'start'})
     else if (want && current !== settings) actions.push({feature, action: 'restart'})
@@ -82,7 +85,8 @@ export class FeatureSet {
 
   private async applyNow(config: OperatorConfig | undefined): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
-    const {actions, states} = planFeatures(this.features, config, (crd) => this.gate.isEstablished(crd), current)
+    const isEstablished = (crd: string) => this.gate.isEstablished(crd)
+    const {actions, states} = planFeatures(this.features, config, isEstablished, current)
     for (const {feature, action} of actions) {
       if (action === 'stop' || action === 'restart') {
         await this.running.get(feature.name)?.instance.stop()
@@ -90,8 +94,8 @@ export class FeatureSet {
         this.logger.info(action === 'stop' ? 'feature stopped' : 'feature restarting with new settings', {feature: feature.name})
       }
       if ((action === 'start' || action === 'restart') && config) {
-        const instance = feature.start(this.manager, config)
-        this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config)), instance})
+        const instance = feature.start(this.manager, config, isEstablished)
+        this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
       }
     }

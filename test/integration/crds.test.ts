@@ -34,9 +34,14 @@ function prunedPaths(expected: unknown, actual: unknown, at = ''): string[] {
 describe('CRDs on a real kube-apiserver', () => {
   let client: KubeClient
   let kubeconfig: string
-  before(() => {
+  before(async () => {
     client = adminClient()
     kubeconfig = controlPlane().kubeconfigPath
+    // Start from a cluster without our CRDs, whatever ran before in this control plane.
+    for (const def of allCrds) await client.delete(crdRef(`${def.plural}.polycrate.io`)).catch(() => {})
+    for (const def of allCrds) {
+      while (await client.getOrUndefined(crdRef(`${def.plural}.polycrate.io`))) await new Promise((r) => setTimeout(r, 100))
+    }
   })
   after(() => client.close())
 

@@ -128,10 +128,12 @@ describe('OperatorConfig', () => {
       assert.equal(statusChanged(valid, again), false)
     })
 
-    it('keeps fields other controllers own (api_sync, local_cluster)', () => {
-      const previous = {api_sync: {workspace_id: 'w', workspace_name: 'prod'}}
+    it('only owns its fields and conditions: api_sync and the APIConnected condition belong to API sync', () => {
+      const previous = {api_sync: {workspace_id: 'w'}, conditions: [{type: 'APIConnected', status: 'True' as const}]}
       const next = operatorConfigStatus(previous, 1, {ok: true, config: operatorConfigSpec.parse({})}, [], 't')
-      assert.deepEqual(next.api_sync, previous.api_sync)
+      assert.equal('api_sync' in next, false)
+      assert.deepEqual(next.conditions!.map((c) => c.type), ['Valid', 'Ready'])
+      assert.equal(statusChanged({...previous, ...next, conditions: [...previous.conditions, ...next.conditions!]}, next), false)
     })
   })
 })

@@ -15,6 +15,9 @@ import type {Manager} from '../runtime/manager.js'
 import {specOrMetadataChanged} from '../runtime/predicates.js'
 import {operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
 
+/** Field manager of the status fields this controller owns (API sync owns others, under its own name). */
+const STATUS_MANAGER = 'polycrate-operator-config'
+
 export type OperatorConfigObject = CustomObject<OperatorConfigSpec, OperatorConfigStatus>
 
 export const operatorConfigResource = (namespace: string) => ({
@@ -83,9 +86,10 @@ export function createOperatorConfigController(options: OperatorConfigController
     }
     const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString())
     if (!statusChanged(object.status, status)) return
-    await client.mergePatch(
+    await client.apply(
       {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
-      {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, status},
+      {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, metadata: {name: OPERATOR_CONFIG_NAME, namespace}, status},
+      {fieldManager: STATUS_MANAGER},
     )
     logger.info('OperatorConfig status updated', {phase: status.phase})
   }

@@ -132,6 +132,11 @@ export function setCondition(conditions: readonly Condition[] | undefined, next:
   return list
 }
 
+/** The part of the OperatorConfig status the OperatorConfig controller owns (it applies it server-side). */
+export type OwnStatus = Pick<OperatorConfigStatus, 'phase' | 'message' | 'observed_generation' | 'controllers' | 'conditions'>
+
+const ownConditionTypes: readonly string[] = [conditionTypes.valid, conditionTypes.ready]
+
 /** The status for a validation outcome and the state of the feature controllers (pure). */
 export function operatorConfigStatus(
   previous: OperatorConfigStatus | undefined,
@@ -139,9 +144,9 @@ export function operatorConfigStatus(
   validation: ValidationResult,
   controllers: readonly ControllerState[],
   now: string,
-): OperatorConfigStatus {
-  let conditions = previous?.conditions
-  const base = {...previous, observed_generation: generation, controllers: [...controllers]}
+): OwnStatus {
+  let conditions = (previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type))
+  const base = {observed_generation: generation, controllers: [...controllers]}
   if (!validation.ok) {
     const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. Discovery is paused until the spec is fixed.`
     conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
@@ -157,12 +162,19 @@ export function operatorConfigStatus(
     message: running.length > 0 ? `Running: ${running.join(', ')}.` : 'No discovery controller is enabled.',
     observedGeneration: generation,
   }, now)
-  return {...base, phase: 'Ready', message: undefined, conditions}
+  return {...base, phase: 'Ready', conditions}
 }
 
-/** Whether writing `next` would change anything (timestamps of unchanged conditions are kept by setCondition). */
-export function statusChanged(current: OperatorConfigStatus | undefined, next: OperatorConfigStatus): boolean {
-  return !isDeepStrictEqual(stripUndefined(current ?? {}), stripUndefined(next))
+/** Whether applying `next` would change the fields it owns in `current`. */
+export function statusChanged(current: OperatorConfigStatus | undefined, next: OwnStatus): boolean {
+  const mine = {
+    phase: current?.phase,
+    message: current?.message,
+    observed_generation: current?.observed_generation,
+    controllers: current?.controllers,
+    conditions: (current?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type)),
+  }
+  return !isDeepStrictEqual(stripUndefined(mine), stripUndefined({message: undefined, ...next}))
 }
 
 function stripUndefined<T>(value: T): T {

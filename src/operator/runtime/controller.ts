@@ -40,7 +40,7 @@ export interface ControllerOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   watches: Watch<any>[]
   maxConcurrentReconciles?: number
-  /** Requeue every cached key of the first watch this often (default 10 h); 0 disables. */
+  /** Requeue the keys of every cached object this often (default 10 h); 0 disables. */
   resyncPeriodMs?: number
   logger?: Logger
   metrics?: OperatorMetrics
@@ -106,11 +106,12 @@ export class Controller {
     this.logger.info('controller started', {workers: this.workers})
   }
 
-  /** Requeues every key the primary informer knows. */
+  /** Requeues the key of every cached object of every watch (the periodic resync). */
   resync(): void {
-    const primary = this.options.watches[0]
-    if (!primary) return
-    for (const key of primary.informer.cache.keys()) this.queue.add(key)
+    for (const watch of this.options.watches) {
+      const toKeys = watch.toKeys ?? ((object: KubeObject) => [objectKey(object)])
+      for (const object of watch.informer.cache.list()) for (const key of toKeys(object)) this.queue.add(key)
+    }
   }
 
   /**
