@@ -54,6 +54,16 @@ export const deprecatedAnnotations: Readonly<Record<string, string>> = {
   'endpoints.polycrate.io/port': annotations.endpointPort,
 }
 
+/**
+ * The endpoint monitor switch before `polycrate_endpoint_monitor` replaced both. Not value-compatible aliases
+ * (`enabled: "true"` = opt-in, `ignore: "true"` = opt-out), so they are read by endpoint discovery itself and only
+ * when `polycrate_endpoint_monitor` is absent.
+ */
+export const deprecatedEndpointMonitorAnnotations = {
+  enabled: 'endpoints.polycrate.io/enabled',
+  ignore: 'endpoints.polycrate.io/ignore',
+} as const
+
 export const finalizers = {
   ingressDiscovery: 'endpoints.polycrate.io/discovery-cleanup',
   httpRouteDiscovery: 'endpoints.polycrate.io/httproute-discovery-cleanup',

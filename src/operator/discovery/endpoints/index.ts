@@ -1,0 +1,35 @@
+/**
+ * Endpoint discovery, the pure part: Ingress / HTTPRoute (+ parent Gateways) → desired Endpoint CRs, problems for
+ * Warning events, and the host claims across sources. No I/O, no Kubernetes client, no clock.
+ */
+export type {
+  DesiredEndpoint,
+  DiscoveryProblem,
+  EndpointDiscoverySettings,
+  GatewayLike,
+  HTTPRouteLike,
+  IngressLike,
+  ListenerLike,
+  ObjectMetaLike,
+  ParentReferenceLike,
+  SourceRef,
+  SourceResult,
+  TimestampLike,
+} from './types.js'
+export {discoveryProblemReasons} from './types.js'
+export {
+  DEFAULT_EXPECTED_STATUS_CODES,
+  DEFAULT_PATH,
+  DEFAULT_TIMEOUT_SECONDS,
+  endpointCheckLimits,
+  readHostConfig,
+  readMonitorChoice,
+  readSourceSettings,
+  type HostOverrides,
+  type MonitorChoice,
+  type SourceCheckSettings,
+} from './annotations.js'
+export {endpointName, endpointNameWithHash, isValidHostName} from './hosts.js'
+export {endpointsForIngress, ingressClassOf} from './ingress.js'
+export {endpointsForHTTPRoute, routePath, selectListener, type ListenerTransport} from './httproute.js'
+export {compareClaims, resolveHostClaims, type HostConflict} from './claims.js'

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict'
+import {readFileSync} from 'node:fs'
+import path from 'node:path'
+import yaml from 'js-yaml'
+import type {EndpointSpec} from '../../src/crds/endpoint.js'
+import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
+import {endpointDiscoveryFeature} from '../../src/operator/discovery/endpoint-discovery-feature.js'
+import {silentLogger} from '../../src/operator/logger.js'
+import {createOperator} from '../../src/operator/operator.js'
+import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {eventually} from '../support/operator-process.js'
+
+const fixtures = path.resolve(import.meta.dirname, '../fixtures/discovery')
+const ingressExamples = yaml.loadAll(readFileSync(path.join(fixtures, 'ingress-examples.yaml'), 'utf8')) as KubeObject[]
+const ingressRef = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
+const endpointRef = (namespace: string, name?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name})
+type EndpointObject = KubeObject & {spec: EndpointSpec}
+
+interface Expected {
+  name: string
+  host: string
+  tls: boolean
+  port: number
+  path: string
+  timeout: number
+  interval: number
+  status: number[]
+  body?: string
+}
+const https = (name: string, host: string, extra: Partial<Expected> = {}): Expected => ({name, host, tls: true, port: 443, path: '/', timeout: 5, interval: 60, status: [200], ...extra})
+
+/** Each example's "Result" line (with SPEC-NOTES' corrections: timeout 5 s by default, TLS on by default). */
+const results: Record<string, Expected[]> = {
+  webapp: [https('app-example-com', 'app.example.com')],
+  'api-service': [https('api-example-com', 'api.example.com', {path: '/api/health'})],
+  'payment-gateway': [https('pay-example-com', 'pay.example.com', {path: '/health/ready', interval: 30, timeout: 10})],
+  'database-api': [https('db-api-example-com', 'db-api.example.com', {path: '/health/deep', body: '"database":"connected"'})],
+  'internal-admin': [],
+  'report-generator': [https('reports-example-com', 'reports.example.com', {path: '/api/health', timeout: 120, interval: 300})],
+  'legacy-app': [https('legacy-example-com', 'legacy.example.com', {status: [302]})],
+  'main-api': [https('api-mycompany-com', 'api.mycompany.com', {path: '/api/v1/health', timeout: 15, interval: 30})],
+  'multi-service-platform': [
+    https('api-example-com', 'api.example.com', {path: '/api/health'}),
+    https('events-example-com', 'events.example.com', {path: '/health', status: [202]}),
+    https('data-example-com', 'data.example.com', {path: '/readyz', timeout: 10}),
+    https('booking-example-com', 'booking.example.com', {path: '/health'}),
+  ],
+}
+
+const listEndpoints = async (client: KubeClient, namespace: string) =>
+  (await client.request<{items: EndpointObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`})).items
+
+describe('endpoint discovery (in-process operator, real apiserver)', function () {
+  this.timeout(120_000)
+  let client: KubeClient
+  let stop: AbortController
+  let running: Promise<void>
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+    const operatorNamespace = await freshNamespace(client, 'op')
+    stop = new AbortController()
+    const operator = createOperator({client, namespace: operatorNamespace, features: [endpointDiscoveryFeature], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
+    running = operator.run(stop.signal)
+  })
+  after(async () => {
+    stop.abort()
+    await running
+    client.close()
+  })
+
+  for (const example of ingressExamples) {
+    const name = example.metadata!.name!
+    it(`seed example ${name} → ${results[name]!.map((e) => e.host).join(', ') || 'no endpoint'}`, async () => {
+      const namespace = await freshNamespace(client, 'ex')
+      await client.create(ingressRef(namespace), {...example, metadata: {...example.metadata, namespace}})
+      const expected = results[name]!
+      if (expected.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 1500))
+        assert.deepEqual(await listEndpoints(client, namespace), [])
+        return
+      }
+      const endpoints = await eventually(async () => {
+        const list = await listEndpoints(client, namespace)
+        return list.length === expected.length ? list : undefined
+      }, 20_000, `${expected.length} Endpoint CRs`)
+      for (const want of expected) {
+        const endpoint = endpoints.find((e) => e.metadata!.name === want.name)
+        assert.ok(endpoint, `${want.name} missing`)
+        assert.deepEqual(
+          {host: endpoint.spec.remoteAddress, tls: endpoint.spec.tls, port: endpoint.spec.remotePort, path: endpoint.spec.path, timeout: endpoint.spec.timeout, interval: endpoint.spec.interval, status: endpoint.spec.expectedStatusCodes, body: endpoint.spec.expectedBody},
+          {host: want.host, tls: want.tls, port: want.port, path: want.path, timeout: want.timeout, interval: want.interval, status: want.status, body: want.body},
+        )
+        assert.equal(endpoint.metadata!.labels!.polycrate_discovered, 'true')
+        assert.equal(endpoint.metadata!.labels!['endpoints.polycrate.io/source-ingress'], name)
+        assert.equal(endpoint.spec.kind, 'http')
+      }
+      const ingress = await client.get<KubeObject & {metadata: {finalizers?: string[]}}>(ingressRef(namespace, name))
+      assert.deepEqual(ingress.metadata.finalizers, ['endpoints.polycrate.io/discovery-cleanup'])
+    })
+  }
+
+  it('annotation edits propagate; the deprecated label is removed; deleting the Ingress removes its Endpoint CRs and lets it go', async () => {
+    const namespace = await freshNamespace(client, 'edit')
+    const webapp = ingressExamples[0]!
+    await client.create(ingressRef(namespace), {...webapp, metadata: {...webapp.metadata, namespace, labels: {'k8sapps.polycrate.io/name': 'webapp'}}})
+    await eventually(async () => (await listEndpoints(client, namespace)).length === 1, 20_000, 'endpoint created')
+    await client.mergePatch(ingressRef(namespace, 'webapp'), {metadata: {annotations: {polycrate_endpoint_path: '/api/v2/health'}}})
+    const updated = await eventually(async () => {
+      const [endpoint] = await listEndpoints(client, namespace)
+      return endpoint?.spec.path === '/api/v2/health' ? endpoint : undefined
+    }, 20_000, 'path updated')
+    assert.equal(updated.spec.k8sAppName, 'webapp', 'the deprecated label is read')
+    await eventually(async () => (await client.get<KubeObject>(ingressRef(namespace, 'webapp'))).metadata?.labels?.['k8sapps.polycrate.io/name'] === undefined, 20_000, 'deprecated label removed')
+
+    await client.delete(ingressRef(namespace, 'webapp'))
+    await eventually(async () => (await listEndpoints(client, namespace)).length === 0, 20_000, 'Endpoint CR deleted')
+    await eventually(async () => (await client.getOrUndefined(ingressRef(namespace, 'webapp'))) === undefined, 20_000, 'Ingress released by the finalizer')
+  })
+
+  it('opting out (monitor=false) removes the Endpoint CRs and the finalizer', async () => {
+    const namespace = await freshNamespace(client, 'optout')
+    const webapp = ingressExamples[0]!
+    await client.create(ingressRef(namespace), {...webapp, metadata: {...webapp.metadata, namespace}})
+    await eventually(async () => (await listEndpoints(client, namespace)).length === 1, 20_000, 'endpoint created')
+    await client.mergePatch(ingressRef(namespace, 'webapp'), {metadata: {annotations: {polycrate_endpoint_monitor: 'false'}}})
+    await eventually(async () => (await listEndpoints(client, namespace)).length === 0, 20_000, 'endpoint removed')
+    await eventually(async () => ((await client.get<KubeObject & {metadata: {finalizers?: string[]}}>(ingressRef(namespace, 'webapp'))).metadata.finalizers ?? []).length === 0, 20_000, 'finalizer removed')
+  })
+
+  it('HTTPRoute discovery starts when the Gateway API CRDs appear; TLS and port come from the listener; HTTPRoute wins the host over an Ingress', async () => {
+    const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
+    for (const file of ['gateway.networking.k8s.io_gatewayclasses.yaml', 'gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
+      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      await applyCrd(client, crd)
+      await waitEstablished(client, crd.metadata.name)
+    }
+    const [gateway, route] = yaml.loadAll(readFileSync(path.join(fixtures, 'httproute-example.yaml'), 'utf8')) as KubeObject[]
+    const gatewayNamespace = await freshNamespace(client, 'gw')
+    const namespace = await freshNamespace(client, 'shop')
+    await client.create({group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways', namespace: gatewayNamespace}, {...gateway, metadata: {...gateway!.metadata, namespace: gatewayNamespace}})
+    // An older Ingress claims the same host first.
+    await client.create(ingressRef(namespace), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: 'shop-ingress', namespace, annotations: {polycrate_endpoint_monitor: 'true'}},
+      spec: {rules: [{host: 'shop.acme.example', http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'shop', port: {number: 80}}}}]}}]},
+    })
+    await eventually(async () => (await listEndpoints(client, namespace))[0]?.metadata?.labels?.['endpoints.polycrate.io/source-ingress'] === 'shop-ingress', 20_000, 'Ingress endpoint')
+
+    const spec = route as KubeObject & {spec: {parentRefs: Array<{namespace: string}>}}
+    await client.create({group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace}, {
+      ...spec,
+      metadata: {...spec.metadata, namespace},
+      spec: {...spec.spec, parentRefs: spec.spec.parentRefs.map((ref) => ({...ref, namespace: gatewayNamespace}))},
+    })
+    const endpoint = await eventually(async () => {
+      const [found] = await listEndpoints(client, namespace)
+      return found?.metadata?.labels?.['endpoints.polycrate.io/source-httproute'] === 'acme-shop' ? found : undefined
+    }, 40_000, 'the HTTPRoute takes the host')
+    assert.equal(endpoint.metadata!.name, 'shop-acme-example')
+    assert.deepEqual(
+      {tls: endpoint.spec.tls, port: endpoint.spec.remotePort, path: endpoint.spec.path, app: endpoint.spec.k8sAppName, byoa: endpoint.spec.byoa, source: endpoint.spec.source},
+      {tls: true, port: 443, path: '/readyz', app: 'acme-shop', byoa: true, source: {kind: 'HTTPRoute', name: 'acme-shop', namespace}},
+    )
+    assert.equal(endpoint.metadata!.labels!['endpoints.polycrate.io/source-ingress'], undefined)
+    const events = await client.request<{items: Array<{reason: string; involvedObject: {name: string}; message: string}>}>({path: `/api/v1/namespaces/${namespace}/events`})
+    assert.ok(events.items.some((e) => e.involvedObject.name === 'shop-ingress' && e.reason === 'HostClaimedElsewhere'), 'the Ingress is told it lost the host')
+  })
+})
