@@ -14,7 +14,6 @@ import {eventually} from '../support/operator-process.js'
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/discovery')
 const ingressExamples = yaml.loadAll(readFileSync(path.join(fixtures, 'ingress-examples.yaml'), 'utf8')) as KubeObject[]
 const ingressRef = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
-const endpointRef = (namespace: string, name?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name})
 type EndpointObject = KubeObject & {spec: EndpointSpec}
 
 interface Expected {

@@ -13,13 +13,11 @@ import {endpointCrd, type EndpointSpec, type EndpointStatus} from '../../crds/en
 import {API_VERSION, type CustomObject} from '../../crds/define.js'
 import {KubeApiError, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import {EventRecorder} from '../../kube/events.js'
-import type {OperatorConfig} from '../config/operator-config.js'
 import {annotations, deprecatedLabels, finalizers, labels, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {objectKey} from '../runtime/cache.js'
 import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {Informer} from '../runtime/informer.js'
-import type {Manager} from '../runtime/manager.js'
 import {
   endpointsForHTTPRoute,
   endpointsForIngress,
