@@ -4,14 +4,16 @@ import {EventRecorder} from '../kube/events.js'
 import {createOperatorConfigController, type OperatorConfigState} from './config/operator-config-controller.js'
 import {OPERATOR_NAME} from './conventions.js'
 import {FeatureSet, type Feature} from './features.js'
-import {allFeatures} from './features/index.js'
+import {defaultFeatures} from './features/index.js'
+import {ApiSession} from './agent/api-session.js'
 import type {Logger} from './logger.js'
 import {CrdGate} from './runtime/crd-gate.js'
 import {Manager, type ManagerOptions} from './runtime/manager.js'
 
 export interface OperatorOptions extends ManagerOptions {
   client: KubeClient
-  features?: readonly Feature[]
+  /** Features to run instead of the default set (tests). */
+  features?: (session: ApiSession) => readonly Feature[]
   logger: Logger
 }
 
@@ -19,13 +21,15 @@ export interface Operator {
   manager: Manager
   config: OperatorConfigState
   features: FeatureSet
+  api: ApiSession
   run(signal: AbortSignal): Promise<void>
 }
 
 export function createOperator(options: OperatorOptions): Operator {
   const manager = new Manager(options)
   const gate = new CrdGate(manager)
-  const features = new FeatureSet(manager, gate, options.features ?? allFeatures, options.logger)
+  const api = new ApiSession({registry: manager.metrics.registry, logger: options.logger})
+  const features = new FeatureSet(manager, gate, (options.features ?? defaultFeatures)(api), options.logger)
   const recorder = new EventRecorder({
     client: options.client,
     component: OPERATOR_NAME,
@@ -37,6 +41,7 @@ export function createOperator(options: OperatorOptions): Operator {
     manager,
     config: state,
     features,
+    api,
     async run(signal) {
       await manager.run(signal)
       await features.stopAll()

@@ -61,7 +61,7 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     client = adminClient()
     const operatorNamespace = await freshNamespace(client, 'op')
     stop = new AbortController()
-    const operator = createOperator({client, namespace: operatorNamespace, features: [endpointDiscoveryFeature], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
+    const operator = createOperator({client, namespace: operatorNamespace, features: () => [endpointDiscoveryFeature], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
     running = operator.run(stop.signal)
   })
   after(async () => {

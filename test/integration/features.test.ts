@@ -59,7 +59,7 @@ describe('features start and stop with the OperatorConfig and the CRD gate (in-p
         }
       },
     }
-    const operator = createOperator({client, namespace, features: [widgets], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
+    const operator = createOperator({client, namespace, features: () => [widgets], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
     const stop = new AbortController()
     const running = operator.run(stop.signal)
     const configRef = {group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}

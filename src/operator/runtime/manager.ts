@@ -108,7 +108,7 @@ export class Manager {
   }
 
   /** Stops the informer when its last user lets go (e.g. when a CRD and the controllers watching it go away). */
-  async releaseInformer(informer: Informer<KubeObject> | Informer<never>): Promise<void> {
+  async releaseInformer<T extends KubeObject>(informer: Informer<T>): Promise<void> {
     for (const [key, shared] of this.informers) {
       if (shared.informer !== (informer as unknown)) continue
       if (--shared.users > 0) return

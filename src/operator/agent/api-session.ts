@@ -1,0 +1,65 @@
+/**
+ * The operator's connection to the Polycrate API, shared by the features that call it: the client for the
+ * current API URL and token, and what the health report resolved (workspace, organization, local cluster).
+ * The API sync feature keeps it current; sync controllers read it and wait while it is not connected.
+ */
+import {createHash} from 'node:crypto'
+import type {Registry} from 'prom-client'
+import {PolycrateApiClient} from '../../api/index.js'
+import type {Logger} from '../logger.js'
+
+export interface ApiIdentity {
+  workspaceId: string
+  workspaceName: string
+  organizationId?: string
+  organizationName?: string
+  /** The K8sCluster of this cluster in the API, when registered or found. */
+  clusterId?: string
+}
+
+export class ApiSession {
+  private current?: {key: string; client: PolycrateApiClient}
+  identity?: ApiIdentity
+  /** Why there is no usable connection (for conditions of dependent objects). */
+  problem?: string
+  private readonly listeners = new Set<() => void>()
+
+  constructor(private readonly options: {registry?: Registry; logger?: Logger} = {}) {}
+
+  /** The client for this URL and token; the same instance while neither changes. */
+  clientFor(baseUrl: string, token: string): PolycrateApiClient {
+    const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex')
+    if (this.current?.key !== key) {
+      this.current = {key, client: new PolycrateApiClient({baseUrl, token, registry: this.options.registry, logger: this.options.logger})}
+    }
+    return this.current.client
+  }
+
+  /** The client, once the health report has resolved the workspace. */
+  get client(): PolycrateApiClient | undefined {
+    return this.identity ? this.current?.client : undefined
+  }
+
+  connected(identity: ApiIdentity): void {
+    const changed = JSON.stringify(identity) !== JSON.stringify(this.identity)
+    this.identity = identity
+    this.problem = undefined
+    if (changed) this.notify()
+  }
+
+  disconnected(problem: string): void {
+    const changed = this.identity !== undefined || this.problem !== problem
+    this.identity = undefined
+    this.problem = problem
+    if (changed) this.notify()
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener()
+  }
+}

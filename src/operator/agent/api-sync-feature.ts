@@ -1,0 +1,217 @@
+/**
+ * API sync identity: reads the agent token from the Secret named by `api_sync.credentials_ref`, sends the health
+ * report (`kind: operator`) at start and every `sync_interval_seconds` as heartbeat, stores the workspace and
+ * organization it resolves in `OperatorConfig.status.api_sync`, registers the local cluster by the seeds'
+ * idempotency rules, and keeps the operator's own K8sApp `polycrate-operator` with its installed version.
+ * No token, a rejected token and an unreachable API each get an `APIConnected=False` condition that says what
+ * to do; the operator keeps running and retries.
+ */
+import {isDeepStrictEqual} from 'node:util'
+import {
+  adoptOrCreate,
+  ApiAuthError,
+  ApiError,
+  ApiNetworkError,
+  type PolycrateApiClient,
+} from '../../api/index.js'
+import {operatorConfigCrd} from '../../crds/operator-config.js'
+import {API_VERSION} from '../../crds/define.js'
+import type {KubeObject} from '../../kube/client.js'
+import {operatorVersion} from '../../version.js'
+import {credentialsSecret, type OperatorConfig} from '../config/operator-config.js'
+import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
+import {OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
+import type {Feature} from '../features.js'
+import {Controller, type ReconcileContext} from '../runtime/controller.js'
+import type {Manager} from '../runtime/manager.js'
+import type {ApiSession} from './api-session.js'
+import {apiSyncStatus, type ApiSyncOutcome, type ApiSyncStatus} from './api-sync-status.js'
+
+const STATUS_MANAGER = 'polycrate-operator-api-sync'
+
+interface SecretObject extends KubeObject {
+  data?: Record<string, string>
+}
+
+/** Lower-case DNS-1123 slug for API names (`Production Cluster` → `production-cluster`). */
+export function slug(value: string): string {
+  return value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'cluster'
+}
+
+export function createApiSyncFeature(session: ApiSession): Feature {
+  return {
+    name: 'api-sync',
+    enabled: (config) => config.api_sync.enabled,
+    settings: (config) => ({api: config.api_sync, local: config.local_cluster, secret: credentialsSecret(config), prefix: config.agent.agent_id_prefix}),
+    start: (manager, config) => startApiSync(manager, config, session),
+  }
+}
+
+function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSession) {
+  const namespace = manager.namespace
+  const key = `${namespace}/${OPERATOR_CONFIG_NAME}`
+  const secretRef = credentialsSecret(config)
+  const apiUrl = config.api_sync.api_url
+  const startedAt = new Date()
+  const secrets = manager.informer<SecretObject>({
+    resource: {group: '', version: 'v1', plural: 'secrets', namespace},
+    kind: 'Secret',
+    fieldSelector: `metadata.name=${secretRef.secret_name}`,
+  })
+  const configs = manager.informer<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind})
+  let reportedAgentId: string | undefined
+  let ownAppSynced: string | undefined
+
+  const agentIdentity = async () => {
+    // Stable across restarts, so that a restarted operator reports as the same agent: the cluster's identity is
+    // the uid of kube-system (what most tools use); the OperatorConfig's uid if that cannot be read.
+    if (reportedAgentId) return reportedAgentId
+    const kubeSystem = await manager.client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: 'kube-system'}).catch(() => undefined)
+    const uid = kubeSystem?.metadata?.uid ?? configs.cache.get(key)?.metadata.uid ?? namespace
+    reportedAgentId = `${config.agent.agent_id_prefix}-operator-${uid}`
+    return reportedAgentId
+  }
+
+  const readToken = (): {token: string} | {problem: string} => {
+    const secret = secrets.cache.get(`${namespace}/${secretRef.secret_name}`)
+    const create = `kubectl create secret generic ${secretRef.secret_name} -n ${namespace} --from-literal=${secretRef.token_key}=<agent token>`
+    if (!secret) return {problem: `No agent token: Secret ${namespace}/${secretRef.secret_name} does not exist. Create it: ${create}`}
+    const encoded = secret.data?.[secretRef.token_key]
+    if (!encoded) {
+      const keys = Object.keys(secret.data ?? {})
+      return {problem: `No agent token: Secret ${namespace}/${secretRef.secret_name} has no key "${secretRef.token_key}" (it has: ${keys.length > 0 ? keys.join(', ') : 'no keys'}). Add it, or set api_sync.credentials_ref.token_key.`}
+    }
+    const token = Buffer.from(encoded, 'base64').toString('utf8').trim()
+    if (!token) return {problem: `No agent token: key "${secretRef.token_key}" of Secret ${namespace}/${secretRef.secret_name} is empty.`}
+    return {token}
+  }
+
+  /** The seeds' rules: the API's cluster for the workspace wins; else create `cluster_name`; else none. */
+  const resolveLocalCluster = async (api: PolycrateApiClient, workspaceId: string, previousId?: string) => {
+    if (!config.local_cluster.enabled) return undefined
+    if (previousId) {
+      const known = await api.k8sClusters.get(previousId).catch((error) => {
+        if (error instanceof ApiError && error.status === 404) return undefined
+        throw error
+      })
+      if (known && !known.is_deleted) return {clusterId: known.id, clusterName: known.name ?? undefined}
+    }
+    const existing = await api.k8sClusters.findOne({workspaces: workspaceId})
+    if (existing) return {clusterId: existing.id, clusterName: existing.name ?? undefined, created: false}
+    const name = config.local_cluster.cluster_name
+    if (!name) return {message: 'No cluster exists in the API for this workspace and local_cluster.cluster_name is not set: nothing was registered.'}
+    const {object, created} = await adoptOrCreate(api.k8sClusters, {
+      lookup: {workspaces: workspaceId},
+      body: {name: slug(name), display_name: name, kind: 'generic'},
+    })
+    return {clusterId: object.id, clusterName: object.name ?? name, created}
+  }
+
+  /** The operator's own K8sApp `polycrate-operator` in the API, with the running version. */
+  const syncOwnApp = async (api: PolycrateApiClient, clusterId: string) => {
+    const version = operatorVersion()
+    if (ownAppSynced === `${clusterId}/${version}`) return
+    const {object, created} = await adoptOrCreate(api.k8sApps, {
+      lookup: {name_exact: OPERATOR_NAME, k8s_cluster: clusterId},
+      body: {name: OPERATOR_NAME, namespace, kind: 'polycrate', k8s_cluster: clusterId, installed_version: version, installed: true},
+    })
+    if (!created && object.installed_version !== version) await api.k8sApps.update(object.id, {installed_version: version, installed: true})
+    ownAppSynced = `${clusterId}/${version}`
+  }
+
+  const connect = async (token: string, previousClusterId?: string): Promise<ApiSyncOutcome> => {
+    const api = session.clientFor(apiUrl, token)
+    const agentId = await agentIdentity()
+    const version = operatorVersion()
+    try {
+      const health = await api.agent.health({
+        reported_agent_id: agentId,
+        kind: 'operator',
+        version,
+        status: 'healthy',
+        uptime_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+        start_time: startedAt.toISOString(),
+        reported_at: new Date().toISOString(),
+        api_connected: true,
+      })
+      const local = await resolveLocalCluster(api, health.workspace_id, previousClusterId)
+      if (local?.clusterId) await syncOwnApp(api, local.clusterId)
+      session.connected({
+        workspaceId: health.workspace_id,
+        workspaceName: health.workspace_name,
+        organizationId: health.organization_id ?? undefined,
+        organizationName: health.organization_name ?? undefined,
+        clusterId: local?.clusterId,
+      })
+      return {
+        kind: 'connected',
+        workspace: {id: health.workspace_id, name: health.workspace_name},
+        organization: health.organization_id ? {id: health.organization_id, name: health.organization_name ?? ''} : undefined,
+        agent: {agentId: health.agent_id, reportedAgentId: agentId, version, popName: health.pop_name ?? undefined, popId: health.pop_id, monitoringMode: health.endpoint_monitoring_mode ?? undefined},
+        localCluster: local,
+      }
+    } catch (error) {
+      if (error instanceof ApiAuthError) {
+        return {kind: 'rejected', message: `The Polycrate API at ${apiUrl} rejected the agent token from Secret ${namespace}/${secretRef.secret_name} (${error.status}${error.forbidden ? ' Forbidden' : ' Unauthorized'}): create a new API token for the cluster's workspace and update the Secret.`}
+      }
+      if (error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429))) {
+        return {kind: 'unreachable', message: `Cannot reach the Polycrate API at ${apiUrl}: ${error.message}. Retrying with backoff.`}
+      }
+      throw error
+    }
+  }
+
+  const reconcile = async ({key: requested, logger}: ReconcileContext) => {
+    if (requested !== key) return
+    const object = configs.cache.get(key)
+    const read = readToken()
+    const outcome: ApiSyncOutcome = 'problem' in read
+      ? {kind: 'no-token', message: read.problem}
+      : await connect(read.token, object?.status?.local_cluster?.cluster_id)
+    if (outcome.kind !== 'connected') session.disconnected(outcome.message)
+    if (object) await writeStatus(manager, object, apiSyncStatus(object.status, outcome, new Date().toISOString()))
+    if (outcome.kind === 'connected') {
+      logger.debug('heartbeat sent', {workspace: outcome.workspace.name})
+      return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
+    }
+    logger.warn('Polycrate API not connected', {reason: outcome.kind, message: outcome.message})
+    if (outcome.kind === 'unreachable') throw new Error(outcome.message) // per-key backoff 5 s → 60 s
+    return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
+  }
+
+  const controller = new Controller({
+    name: 'api-sync',
+    reconcile,
+    maxConcurrentReconciles: 1,
+    logger: manager.logger,
+    metrics: manager.metrics,
+    watches: [
+      {informer: configs, toKeys: () => [key], onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation},
+      {informer: secrets, toKeys: () => [key]},
+    ],
+  })
+  manager.addController(controller)
+  controller.enqueue(key)
+  return {
+    async stop() {
+      await manager.removeController(controller)
+      await manager.releaseInformer(secrets)
+      await manager.releaseInformer(configs)
+      session.disconnected('API sync is disabled (api_sync.enabled is false).')
+    },
+  }
+}
+
+async function writeStatus(manager: Manager, object: OperatorConfigObject, status: ApiSyncStatus): Promise<void> {
+  const current = object.status
+  const unchanged = isDeepStrictEqual(
+    JSON.parse(JSON.stringify({api_sync: current?.api_sync, local_cluster: current?.local_cluster, agent: current?.agent, conditions: (current?.conditions ?? []).filter((c) => c.type === 'APIConnected')})),
+    JSON.parse(JSON.stringify(status)),
+  )
+  if (unchanged) return
+  await manager.client.apply(
+    {...operatorConfigResource(manager.namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
+    {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, metadata: {name: OPERATOR_CONFIG_NAME, namespace: manager.namespace}, status},
+    {fieldManager: STATUS_MANAGER},
+  )
+}
