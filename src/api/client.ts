@@ -168,7 +168,7 @@ export class PolycrateApiClient {
   readonly baseUrl: string
   private readonly origin: string
   private readonly basePath: string
-  private readonly token: string
+  readonly #token: string
   private readonly timeoutMs: number
   private readonly maxAttempts: number
   private readonly baseDelayMs: number
@@ -223,7 +223,7 @@ export class PolycrateApiClient {
     this.origin = base.origin
     this.basePath = base.pathname.replace(/\/+$/, '')
     this.baseUrl = `${this.origin}${this.basePath}`
-    this.token = options.token
+    this.#token = options.token
     this.timeoutMs = options.timeoutMs ?? defaults.timeoutMs
     this.maxAttempts = Math.max(1, Math.floor(options.retry?.maxAttempts ?? defaults.maxAttempts))
     this.baseDelayMs = Math.max(0, options.retry?.baseDelayMs ?? defaults.baseDelayMs)
@@ -269,7 +269,7 @@ export class PolycrateApiClient {
       accept: 'application/json',
       'user-agent': this.userAgent,
       ...req.headers,
-      authorization: `Bearer ${this.token}`,
+      authorization: `Bearer ${this.#token}`,
     }
     let body: string | undefined
     if (req.body !== undefined) {
@@ -284,7 +284,7 @@ export class PolycrateApiClient {
       try {
         const timeout = AbortSignal.timeout(this.timeoutMs)
         const signal = this.signal ? AbortSignal.any([timeout, this.signal]) : timeout
-        const response = await this.fetchImpl(url, {method, headers, body, signal, redirect: 'manual'})
+        const response = await this.fetchImpl(url, {method, headers, body, signal})
         const text = await response.text()
         outcome = {status: response.status, text, headers: response.headers}
       } catch (error) {
@@ -389,18 +389,14 @@ export class PolycrateApiClient {
     })
   }
 
+  /** What JSON output of the client shows (the token is a private field and never serialized). */
+  toJSON(): {baseUrl: string} {
+    return {baseUrl: this.baseUrl}
+  }
+
   /** Removes any echo of the token from text the API sent back. */
   private scrub(text: string): string {
-    return text.includes(this.token) ? text.split(this.token).join('[redacted]') : text
-  }
-
-  /** Keeps the token out of `util.inspect` / console.log of the client. */
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `PolycrateApiClient { baseUrl: ${JSON.stringify(this.baseUrl)} }`
-  }
-
-  toJSON(): Record<string, unknown> {
-    return {baseUrl: this.baseUrl}
+    return text.includes(this.#token) ? text.split(this.#token).join('[redacted]') : text
   }
 }
 
@@ -410,6 +406,7 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   const trimmed = value.trim()
   if (trimmed === '') return undefined
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000
+  if (!/[a-z]/i.test(trimmed)) return undefined
   const at = Date.parse(trimmed)
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }

@@ -233,6 +233,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
     const at = formatPath(issue.path)
     let what = issue.message.replace(/^Invalid (input|option): /, '')
     if (issue.code === 'invalid_type' && /received undefined$/.test(what)) what = `missing (expected ${issue.expected})`
+    else if (issue.code === 'invalid_union') what = 'matches none of the allowed types'
     return at === '' ? what : `${at}: ${what}`
   })
 }

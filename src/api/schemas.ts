@@ -257,6 +257,8 @@ export type K8sCluster = z.infer<typeof k8sCluster>
 
 export const k8sVolume = z.looseObject({
   ...managedObjectFields,
+  // `name` is optional in K8SVolumeRequest: the operator identifies volumes by cluster + provider_object_name.
+  name: optionalString,
   k8s_cluster: optionalRef,
   k8s_app: optionalRef,
   provider_object_name: optionalString,

@@ -808,8 +808,25 @@ export class ApiSimulator {
         return this.only(call, {POST: () => this.installApp(call, id, action === 'install')})
       }
       if (target.resource === 's3/buckets' && action === 'credentials') return this.only(call, {GET: () => this.bucketCredentials(call, id)})
+      if (target.resource === 'workspaces' && action === 'maintenance-window-status') {
+        return this.only(call, {GET: () => this.maintenanceWindowStatus(call, target, id)})
+      }
     }
     return notFound()
+  }
+
+  /** `MaintenanceWindowStatus` of a workspace: in a window while an active maintenance affects it. */
+  private maintenanceWindowStatus(call: Call, target: ResourceModel, id: string): Reply {
+    if (!this.findVisible(call, target, id)) return notFound()
+    const now = this.now()
+    const active = this.liveObjects('maintenances').find((maintenance) =>
+      maintenanceActive(maintenance, now) && (includes(maintenance.affected_workspace, id) || includes(maintenance.affected_workspaces, id)))
+    return ok({
+      in_maintenance_window: active !== undefined,
+      window_id: active ? String(active.id) : null,
+      window_name: active ? String(active.name ?? '') : '',
+      window_display_name: active ? String(active.display_name ?? active.name ?? '') : '',
+    })
   }
 
   private matchCollection(segments: string[]): {target: ResourceModel; rest: string[]} | undefined {

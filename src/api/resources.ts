@@ -1,0 +1,292 @@
+/**
+ * Typed access to the API's collections: a generic CRUD `Resource` over `/api/v1/<collection>/` and the
+ * non-CRUD endpoints the operator uses (agent reports, certificate sync, S3 credentials, DNS zone resolution,
+ * maintenance-window status, SystemConfig, operator rollout).
+ */
+import {z} from 'zod'
+import {rolloutCluster, rolloutDashboard, type RolloutCluster, type RolloutDashboard} from './rollout-types.js'
+import type {PolycrateApiClient, Query, QueryScalar} from './client.js'
+import {ApiNotFoundError} from './errors.js'
+import type {
+  AgentErrorReportRequest,
+  AgentHealthDataRequest,
+  CertificateRequest,
+  CertificateSyncRequest,
+  S3BucketRegionRequest,
+  SystemConfigPatch,
+  WorkspaceRequest,
+} from './requests.js'
+import {
+  agentEndpoint,
+  agentErrorReportResponse,
+  agentHealthSubmissionResponse,
+  certificateSync,
+  dnsZoneSimple,
+  maintenanceWindowStatus,
+  paginated,
+  s3Bucket,
+  s3CredentialListResponse,
+  systemConfig,
+  workspace,
+  type AgentEndpoint,
+  type AgentErrorReportResponse,
+  type AgentHealthSubmissionResponse,
+  type Certificate,
+  type CertificateSync,
+  type DNSZoneSimple,
+  type MaintenanceWindowStatus,
+  type Page,
+  type S3Bucket,
+  type S3CredentialListResponse,
+  type SystemConfig,
+  type Workspace,
+} from './schemas.js'
+
+/**
+ * List filters (the contract's common set and each list's own); an array is sent as a repeated parameter
+ * (`workspaces=a&workspaces=b`), null/undefined are left out.
+ */
+export type Filters = Record<string, QueryScalar | readonly QueryScalar[] | null | undefined>
+
+export interface PageParams {
+  page?: number
+  page_size?: number
+}
+
+/** Result of a delete: 204 → `deleted`, 202 → `soft-deleted` (gone once `is_deleted`), 404 → `not-found`. */
+export type DeleteOutcome = 'deleted' | 'soft-deleted' | 'not-found'
+
+/** Pages followed by one `list()` at most; a guard against a server whose `next` never ends. */
+const maxPages = 10_000
+
+const apiPath = (collection: string) => `/api/v1/${collection}/`
+
+/** Read access to `/api/v1/<collection>/`: page iteration, detail and lookup. */
+export class ReadOnlyResource<T> {
+  protected readonly pageSchema: z.ZodType<Page<T>>
+
+  constructor(
+    protected readonly client: PolycrateApiClient,
+    /** The collection path under `/api/v1/`, e.g. `kubernetes/apps`; also the `resource` metric label. */
+    readonly collection: string,
+    protected readonly schema: z.ZodType<T>,
+  ) {
+    this.pageSchema = paginated(schema) as unknown as z.ZodType<Page<T>>
+  }
+
+  /** `/api/v1/<collection>/<id>/` (the id URL-encoded: DNS record ids contain `::`). */
+  itemPath(id: string, action?: string): string {
+    return `${apiPath(this.collection)}${encodeURIComponent(id)}/${action ? `${action}/` : ''}`
+  }
+
+  /** One page as the API sends it: `{count, next, previous, results}`. */
+  async listPage(filters: Filters & PageParams = {}): Promise<Page<T>> {
+    const {data} = await this.client.request({method: 'GET', path: apiPath(this.collection), query: filters as Query, schema: this.pageSchema, resource: this.collection})
+    return data
+  }
+
+  /**
+   * Every matching object, page by page: follows `next` links (kept on the client's origin); when the API leaves
+   * `next` out entirely, counts pages up with `page=` until `count` objects were seen.
+   */
+  async *list(filters: Filters & PageParams = {}): AsyncGenerator<T, void, undefined> {
+    let page = await this.listPage(filters)
+    let pageNumber = typeof filters.page === 'number' ? filters.page : 1
+    let seen = 0
+    const visited = new Set<string>()
+    for (let pages = 1; ; pages++) {
+      for (const item of page.results) yield item
+      seen += page.results.length
+      if (page.results.length === 0 || pages >= maxPages) return
+      if (typeof page.next === 'string' && page.next !== '') {
+        if (visited.has(page.next)) return
+        visited.add(page.next)
+        const {data} = await this.client.request({method: 'GET', path: page.next, schema: this.pageSchema, resource: this.collection})
+        page = data
+      } else if (page.next === undefined && seen < page.count) {
+        pageNumber++
+        page = await this.listPage({...filters, page: pageNumber})
+      } else {
+        return
+      }
+    }
+  }
+
+  /** Every matching object in one array (all pages). */
+  async listAll(filters: Filters & PageParams = {}): Promise<T[]> {
+    const all: T[] = []
+    for await (const item of this.list(filters)) all.push(item)
+    return all
+  }
+
+  /** The first match (e.g. `{name_exact: 'web', k8s_cluster: id}`), or undefined. */
+  async findOne(filters: Filters): Promise<T | undefined> {
+    const page = await this.listPage(filters)
+    return page.results[0]
+  }
+
+  /** The detail object; ApiNotFoundError when it does not exist. */
+  async get(id: string): Promise<T> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id), schema: this.schema, resource: this.collection})
+    return data
+  }
+}
+
+/** Full CRUD on `/api/v1/<collection>/`. */
+export class Resource<T, CreateBody, UpdateBody = Partial<CreateBody>> extends ReadOnlyResource<T> {
+  /** POST; a unique-constraint clash is an ApiConflictError (409): use adoptOrCreate to make creates idempotent. */
+  async create(body: CreateBody): Promise<T> {
+    const {data} = await this.client.request({method: 'POST', path: apiPath(this.collection), body, schema: this.schema, resource: this.collection})
+    return data
+  }
+
+  /** PATCH: only the given fields change. */
+  async update(id: string, partial: UpdateBody): Promise<T> {
+    const {data} = await this.client.request({method: 'PATCH', path: this.itemPath(id), body: partial, schema: this.schema, resource: this.collection})
+    return data
+  }
+
+  /** PUT: the whole writable object. */
+  async replace(id: string, body: CreateBody): Promise<T> {
+    const {data} = await this.client.request({method: 'PUT', path: this.itemPath(id), body, schema: this.schema, resource: this.collection})
+    return data
+  }
+
+  /** Idempotent delete: 204 → `deleted`, 202 → `soft-deleted`, 404 → `not-found`. */
+  async delete(id: string): Promise<DeleteOutcome> {
+    try {
+      const {status} = await this.client.request({method: 'DELETE', path: this.itemPath(id), resource: this.collection})
+      return status === 202 ? 'soft-deleted' : 'deleted'
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return 'not-found'
+      throw error
+    }
+  }
+}
+
+/** Certificates: CRUD plus the operator's sync of a raw cert-manager Certificate. */
+export class CertificatesResource extends Resource<Certificate, CertificateRequest> {
+  /** `POST /api/v1/certificates/sync/`: creates or updates the Certificate from the raw CR. */
+  async sync(body: CertificateSyncRequest): Promise<CertificateSync> {
+    const {data} = await this.client.request({method: 'POST', path: `${apiPath(this.collection)}sync/`, body, schema: certificateSync, resource: `${this.collection}/sync`})
+    return data
+  }
+}
+
+/** S3 buckets: CRUD plus the bucket's credentials (with secrets: never log the answer). */
+export class S3BucketsResource extends Resource<S3Bucket, S3BucketRegionRequest> {
+  constructor(client: PolycrateApiClient) {
+    super(client, 's3/buckets', s3Bucket)
+  }
+
+  /** `GET /api/v1/s3/buckets/{id}/credentials/`: access and secret keys. 403 without access, 404 if no bucket. */
+  async credentials(id: string): Promise<S3CredentialListResponse> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'credentials'), schema: s3CredentialListResponse, resource: `${this.collection}/credentials`})
+    return data
+  }
+}
+
+/** DNS zones: CRUD plus resolving the zone for a name. */
+export class DnsZonesResource extends Resource<DNSZoneSimple, Record<string, unknown>> {
+  constructor(client: PolycrateApiClient) {
+    super(client, 'domains/dnszones', dnsZoneSimple)
+  }
+
+  /** The longest matching zone in the caller's scope (internal first, then primary external); undefined on 404. */
+  async resolve(fqdn: string): Promise<DNSZoneSimple | undefined> {
+    try {
+      const {data} = await this.client.request({method: 'GET', path: `${apiPath(this.collection)}resolve/`, query: {fqdn}, schema: dnsZoneSimple, resource: `${this.collection}/resolve`})
+      return data
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return undefined
+      throw error
+    }
+  }
+}
+
+/** Workspaces: CRUD plus the effective maintenance-window status. */
+export class WorkspacesResource extends Resource<Workspace, WorkspaceRequest> {
+  constructor(client: PolycrateApiClient) {
+    super(client, 'workspaces', workspace)
+  }
+
+  /** `GET /api/v1/workspaces/{id}/maintenance-window-status/` (workspace → org → system default). */
+  async maintenanceWindowStatus(id: string): Promise<MaintenanceWindowStatus> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'maintenance-window-status'), schema: maintenanceWindowStatus, resource: `${this.collection}/maintenance-window-status`})
+    return data
+  }
+}
+
+/** The agent/operator side: health report (heartbeat), assigned endpoints, error report. */
+export class AgentApi {
+  constructor(private readonly client: PolycrateApiClient) {}
+
+  /** `POST /api/v1/agent/health/` (201): registers the agent, updates `last_seen`, returns workspace/org. */
+  async health(body: AgentHealthDataRequest): Promise<AgentHealthSubmissionResponse> {
+    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/health/', body, schema: agentHealthSubmissionResponse, resource: 'agent/health'})
+    return data
+  }
+
+  /** `GET /api/v1/agent/endpoints/` with `X-Agent-ID`: a plain array, not paginated. */
+  async endpoints(agentId: string): Promise<AgentEndpoint[]> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/agent/endpoints/', headers: {'x-agent-id': agentId}, schema: z.array(agentEndpoint), resource: 'agent/endpoints'})
+    return data
+  }
+
+  /** `POST /api/v1/agent/errors/` (201). */
+  async errors(report: AgentErrorReportRequest): Promise<AgentErrorReportResponse> {
+    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/errors/', body: report, schema: agentErrorReportResponse, resource: 'agent/errors'})
+    return data
+  }
+}
+
+/** `/api/v1/system/config/`: unknown keys (OPERATOR_BLOCK_VERSION, OPERATOR_ROLLOUT_PERCENTAGE, …) are kept. */
+export class SystemConfigApi {
+  constructor(private readonly client: PolycrateApiClient) {}
+
+  async get(): Promise<SystemConfig> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/system/config/', schema: systemConfig, resource: 'system/config'})
+    return data
+  }
+
+  async patch(partial: SystemConfigPatch): Promise<SystemConfig> {
+    const {data} = await this.client.request({method: 'PATCH', path: '/api/v1/system/config/', body: partial, schema: systemConfig, resource: 'system/config'})
+    return data
+  }
+}
+
+/** The operator rollout (platform-admin only; 403 → ApiAuthError with `forbidden`). */
+export class OperatorRolloutApi {
+  constructor(private readonly client: PolycrateApiClient) {}
+
+  /** `GET /api/v1/operator-rollout/`: the fleet dashboard. */
+  async status(): Promise<RolloutDashboard> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/operator-rollout/', schema: rolloutDashboard, resource: 'operator-rollout'})
+    return data
+  }
+
+  /** Puts the cluster into the next batch regardless of the canary gate. */
+  force(clusterId: string): Promise<RolloutCluster> {
+    return this.action(clusterId, 'force-update')
+  }
+
+  /** Keeps the cluster out of rollouts until resumed. */
+  pause(clusterId: string): Promise<RolloutCluster> {
+    return this.action(clusterId, 'pause')
+  }
+
+  /** Undoes pause. */
+  resume(clusterId: string): Promise<RolloutCluster> {
+    return this.action(clusterId, 'resume')
+  }
+
+  private async action(clusterId: string, action: 'force-update' | 'pause' | 'resume'): Promise<RolloutCluster> {
+    const {data} = await this.client.request({
+      method: 'POST',
+      path: `/api/v1/operator-rollout/${encodeURIComponent(clusterId)}/${action}/`,
+      schema: rolloutCluster,
+      resource: `operator-rollout/${action}`,
+    })
+    return data
+  }
+}
