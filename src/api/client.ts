@@ -14,7 +14,7 @@
  * API's error items (with any echo of the token scrubbed), never headers, never the underlying fetch error
  * object; the logger gets method, path, status and timings only.
  */
-import {readFileSync} from 'node:fs'
+import {operatorVersion} from '../version.js'
 import {performance} from 'node:perf_hooks'
 import {Counter, Histogram, type Registry} from 'prom-client'
 import type {z} from 'zod'
@@ -229,7 +229,7 @@ export class PolycrateApiClient {
     this.baseDelayMs = Math.max(0, options.retry?.baseDelayMs ?? defaults.baseDelayMs)
     this.maxDelayMs = Math.max(0, options.retry?.maxDelayMs ?? defaults.maxDelayMs)
     this.logger = options.logger ?? silentLogger
-    this.userAgent = options.userAgent ?? `polycrate-operator/${packageVersion()}`
+    this.userAgent = options.userAgent ?? `polycrate-operator/${operatorVersion()}`
     this.fetchImpl = options.fetch ?? globalThis.fetch
     this.signal = options.signal
     this.metrics = new ApiClientMetrics(options.registry)
@@ -449,15 +449,3 @@ function networkCause(error: unknown, clientSignal: AbortSignal | undefined): st
   return 'network_error'
 }
 
-let cachedVersion: string | undefined
-function packageVersion(): string {
-  if (cachedVersion === undefined) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {version?: unknown}
-      cachedVersion = typeof pkg.version === 'string' ? pkg.version : '0.0.0'
-    } catch {
-      cachedVersion = '0.0.0'
-    }
-  }
-  return cachedVersion
-}
