@@ -1,0 +1,119 @@
+/**
+ * What every command that talks to the Polycrate API shares: the `--api-url` / `--token` flags (with their
+ * environment variables), building the client from them, turning client errors into one-line CLI errors, and
+ * keeping exit codes under `--json`. The token is only ever handed to the client (which puts it into the
+ * Authorization header); no message here contains it.
+ */
+import {Command, Errors, Flags} from '@oclif/core'
+import type {CommandError, OclifError} from '@oclif/core/interfaces'
+import {PolycrateApiClient} from '../api/index.js'
+
+export const API_URL_ENV = 'POLYCRATE_API_URL'
+export const API_TOKEN_ENV = 'POLYCRATE_API_TOKEN'
+
+export const apiFlags = {
+  'api-url': Flags.string({
+    summary: `Base URL of the Polycrate API, the instance root (e.g. https://app.ayedo.cloud).`,
+    env: API_URL_ENV,
+    helpGroup: 'API',
+  }),
+  token: Flags.string({
+    summary: 'Polycrate API token, sent as "Authorization: Bearer <token>"; never printed.',
+    env: API_TOKEN_ENV,
+    helpGroup: 'API',
+  }),
+}
+
+export interface ApiFlagValues {
+  'api-url'?: string
+  token?: string
+}
+
+/** The one line to exit 2 with when the URL or the token is missing (flag and environment variable both unset). */
+export function missingApiSettings(flags: ApiFlagValues): string | undefined {
+  const url = (flags['api-url'] ?? '').trim() !== ''
+  const token = (flags.token ?? '').trim() !== ''
+  if (url && token) return undefined
+  if (!url && !token) {
+    return `Missing the Polycrate API URL and token: pass --api-url and --token, or set ${API_URL_ENV} and ${API_TOKEN_ENV}.`
+  }
+  return url
+    ? `Missing the Polycrate API token: pass --token or set ${API_TOKEN_ENV}.`
+    : `Missing the Polycrate API URL: pass --api-url or set ${API_URL_ENV}.`
+}
+
+/** Retries for an interactive command: a few quick ones, not the operator's patient backoff. */
+const CLI_RETRY = {maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000}
+
+/**
+ * The client for the flags, or the message to exit 2 with (missing settings, a URL that is not http(s), a token
+ * that cannot go into a header). The client's own messages for these never quote the token.
+ */
+export function apiClientFromFlags(flags: ApiFlagValues, options: {fetch?: typeof fetch} = {}): {client: PolycrateApiClient} | {problem: string} {
+  const missing = missingApiSettings(flags)
+  if (missing) return {problem: missing}
+  const baseUrl = (flags['api-url'] ?? '').trim()
+  try {
+    return {client: new PolycrateApiClient({baseUrl, token: (flags.token ?? '').trim(), retry: CLI_RETRY, fetch: options.fetch})}
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    if (/token/i.test(message)) return {problem: `The API token (--token / ${API_TOKEN_ENV}) is not usable: ${message.replace(/^Polycrate API token /, 'it ')}.`}
+    return {problem: `--api-url / ${API_URL_ENV} is not usable: ${message}. Pass the instance root, e.g. https://app.ayedo.cloud.`}
+  }
+}
+
+/** Describes a client error as one line, or undefined when the error is not the client's (then it is rethrown). */
+export type ApiErrorDescriber = (error: unknown, apiUrl: string) => string | undefined
+
+/** Base of the commands that call the Polycrate API. */
+export abstract class ApiCommand extends Command {
+  /** The client for `--api-url` / `--token`; exits 2 with one line when they are missing or unusable. */
+  protected apiClient(flags: ApiFlagValues): PolycrateApiClient {
+    const result = apiClientFromFlags(flags)
+    if ('problem' in result) this.error(result.problem, {exit: 2})
+    return result.client
+  }
+
+  /** Runs one API call; a client error exits 1 with `describe`'s line. */
+  protected async callApi<T>(client: PolycrateApiClient, call: () => Promise<T>, describe: ApiErrorDescriber): Promise<T> {
+    try {
+      return await call()
+    } catch (error) {
+      const message = describe(error, client.baseUrl)
+      if (message === undefined) throw error
+      this.error(message, {exit: 1})
+    }
+  }
+
+  /**
+   * With --json, oclif prints an error as {"error": …} and then exits 1 whatever the error's code; keep the code
+   * (2 for missing flags). Without --json, oclif's own handling.
+   */
+  protected override async catch(error: CommandError): Promise<unknown> {
+    if (error instanceof Errors.ExitError) throw error
+    const exit = (error as Partial<OclifError>).oclif?.exit
+    if (this.jsonEnabled() && typeof exit === 'number') {
+      this.logJson(this.toErrorJson(error))
+      throw new Errors.ExitError(exit)
+    }
+    return super.catch(error)
+  }
+
+  /**
+   * oclif's default spreads the whole error into the JSON, and a parse error (a missing argument, a bad flag)
+   * carries the command line, `--token <token>` included. Only name, message, code and exit code go out.
+   */
+  protected override toErrorJson(error: unknown): {error: {name: string; message: string; code?: string; oclif?: {exit: number}}} {
+    if (!(error instanceof Error)) return {error: {name: 'Error', message: String(error)}}
+    const code = (error as {code?: unknown}).code
+    const exit = (error as Partial<OclifError>).oclif?.exit
+    return {
+      error: {
+        name: error.name,
+        message: error.message,
+        ...(typeof code === 'string' ? {code} : {}),
+        ...(typeof exit === 'number' ? {oclif: {exit}} : {}),
+      },
+    }
+  }
+}

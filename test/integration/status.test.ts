@@ -1,0 +1,179 @@
+/** `polycrate operator status` against the run's real kube-apiserver, in a namespace of its own. */
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import {runCommand} from '@oclif/test'
+import yaml from 'js-yaml'
+import type {ResourceRow, StatusReport} from '../../src/cli/status-view.js'
+import {findCrd} from '../../src/crds/index.js'
+import type {KubeClient} from '../../src/kube/client.js'
+import {collectInventory, listAllPages, listPath} from '../../src/kube/resources-inventory.js'
+import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {writeKubeconfig} from '../support/kubeconfig-file.js'
+
+const ref = (kind: string, namespace: string, name: string) => {
+  const def = findCrd(kind)
+  assert.ok(def, kind)
+  return {group: 'polycrate.io', version: 'v1alpha1', plural: def.plural, namespace, name}
+}
+
+async function createWithStatus(client: KubeClient, kind: string, namespace: string, name: string, spec: object, status?: object) {
+  const target = ref(kind, namespace, name)
+  await client.create(target, {apiVersion: 'polycrate.io/v1alpha1', kind, metadata: {name, namespace}, spec})
+  if (status) await client.mergePatch({...target, subresource: 'status'}, {status})
+}
+
+const find = (report: StatusReport, kind: string, name: string): ResourceRow | undefined =>
+  report.resources.find((row) => row.kind === kind && row.name === name)
+
+describe('polycrate operator status on a real kube-apiserver', () => {
+  let client: KubeClient
+  let ns: string
+  let kubeconfig: string
+  const status = (...args: string[]) => runCommand(['operator', 'status', '--kubeconfig', kubeconfig, ...args])
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+    kubeconfig = controlPlane().kubeconfigPath
+    ns = await freshNamespace(client, 'status')
+    await createWithStatus(client, 'Endpoint', ns, 'app-example-com', {remoteAddress: 'app.example.com'},
+      {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-123'})
+    await createWithStatus(client, 'K8sApp', ns, 'web', {block: {name: 'web'}},
+      {phase: 'Error', sync_status: 'error', api_id: 'app-456', message: 'API answered 500'})
+    await createWithStatus(client, 'Host', ns, 'node-1', {name: 'node-1', hostname: 'node-1'})
+    await createWithStatus(client, 'OperatorConfig', ns, 'default', {api_sync: {enabled: true, api_url: 'https://api.example'}}, {
+      phase: 'Ready',
+      conditions: [
+        {type: 'Ready', status: 'True', reason: 'Configured', message: 'configuration is valid', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z')},
+        {type: 'ApiSynced', status: 'False', reason: 'Unauthorized', message: 'token rejected'},
+      ],
+      api_sync: {workspace_name: 'acme-prod', workspace_id: 'ws-1', organization_name: 'Acme', resolved_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z')},
+      local_cluster: {cluster_name: 'prod-eu', cluster_id: 'c-42'},
+      controllers: [{name: 'endpoint-discovery', enabled: true, running: true}, {name: 'backup-discovery', enabled: true, running: false, reason: 'CRDMissing'}],
+    })
+  })
+  after(() => client.close())
+
+  it('prints the OperatorConfig summary and one table per kind, both status spellings', async () => {
+    const {stdout, stderr, error} = await status('--namespace', ns)
+    assert.equal(error, undefined, error?.message)
+    assert.equal(stderr, '')
+    const lines = stdout.split('\n')
+    assert.deepEqual(lines.slice(0, 3), ['Polycrate Operator Status', '=========================', `Cluster: ${controlPlane().server}`])
+    // eslint-disable-next-line no-control-regex
+    assert.doesNotMatch(stdout, /\x1b\[/, 'no colours when stdout is not a TTY')
+
+    assert.match(stdout, new RegExp(`^OperatorConfig ${ns}/default$`, 'm'))
+    assert.match(stdout, /^ {2}Phase: +Ready$/m)
+    assert.match(stdout, /^ {2}Workspace: +acme-prod \(organization Acme\), resolved \d+s ago$/m)
+    assert.match(stdout, /^ {2}Local cluster: +prod-eu \(id c-42\)$/m)
+    assert.match(stdout, /^ {4}Ready +True +Configured +configuration is valid$/m)
+    assert.match(stdout, /^ {4}ApiSynced +False +Unauthorized +token rejected$/m)
+    assert.match(stdout, /^ {4}endpoint-discovery +yes +-$/m)
+    assert.match(stdout, /^ {4}backup-discovery +no +CRDMissing$/m)
+
+    assert.match(stdout, /^Endpoints\n---------\n {2}NAMESPACE +NAME +PHASE +SYNC +API ID +AGE$/m)
+    assert.match(stdout, new RegExp(`^ {2}${ns} +app-example-com +Synced +synced +ep-123 +\\d+[sm]$`, 'm'))
+    assert.match(stdout, new RegExp(`^ {2}${ns} +web +Error +error +app-456 +\\d+[sm]$`, 'm'))
+    assert.match(stdout, new RegExp(`^ {2}${ns} +node-1 +- +- +- +\\d+[sm]$`, 'm'))
+    // sections in the order of allCrds; the cluster-scoped Artifacts are not part of a namespace's status
+    const order = ['OperatorConfigs', 'Endpoints', 'Hosts', 'K8sApps'].map((heading) => lines.indexOf(heading))
+    assert.ok(order.every((index, i) => index > 0 && (i === 0 || index > order[i - 1]!)), `section order ${order}`)
+    assert.equal(lines.includes('Artifacts'), false)
+    assert.equal(lines.includes('K8sClusters'), false, 'kinds without objects are left out')
+  })
+
+  it('-o json, -o yaml and --json print the same document', async () => {
+    const json = await status('--namespace', ns, '-o', 'json')
+    assert.equal(json.error, undefined, json.error?.message)
+    const report = JSON.parse(json.stdout) as StatusReport
+    assert.equal(report.cluster, controlPlane().server)
+    assert.equal(report.operatorConfigs.length, 1)
+    const config = report.operatorConfigs[0]!
+    assert.equal(config.kind, 'OperatorConfig')
+    assert.equal((config.metadata as {name: string}).name, 'default')
+    assert.equal('managedFields' in config.metadata, false)
+    assert.equal((config.spec as {api_sync: {api_url: string}}).api_sync.api_url, 'https://api.example')
+    assert.equal((config.status as {api_sync: {workspace_name: string}}).api_sync.workspace_name, 'acme-prod')
+
+    const endpoint = find(report, 'Endpoint', 'app-example-com')
+    assert.ok(endpoint)
+    assert.deepEqual({...endpoint, age: undefined, creationTimestamp: undefined}, {
+      kind: 'Endpoint', namespace: ns, name: 'app-example-com', phase: 'Synced', syncStatus: 'synced', apiID: 'ep-123',
+      age: undefined, creationTimestamp: undefined,
+    })
+    assert.match(endpoint.age, /^\d+[sm]$/)
+    assert.ok(!Number.isNaN(Date.parse(endpoint.creationTimestamp!)))
+    assert.deepEqual(
+      (({phase, syncStatus, apiID}) => ({phase, syncStatus, apiID}))(find(report, 'K8sApp', 'web')!),
+      {phase: 'Error', syncStatus: 'error', apiID: 'app-456'})
+    assert.deepEqual(find(report, 'Host', 'node-1')?.apiID, null)
+    assert.deepEqual(report.resources.map((r) => r.kind), ['OperatorConfig', 'Endpoint', 'Host', 'K8sApp'])
+
+    const withoutAge = (r: StatusReport) => ({...r, resources: r.resources.map((row) => ({...row, age: ''}))})
+    const fromYaml = await status('--namespace', ns, '-o', 'yaml')
+    assert.equal(fromYaml.error, undefined)
+    assert.deepEqual(withoutAge(yaml.load(fromYaml.stdout) as StatusReport), withoutAge(report))
+    const fromJsonFlag = await status('--namespace', ns, '--json')
+    assert.equal(fromJsonFlag.error, undefined)
+    assert.deepEqual(withoutAge(JSON.parse(fromJsonFlag.stdout) as StatusReport), withoutAge(report))
+  })
+
+  it('--kind ep shows only Endpoints (the OperatorConfig summary stays)', async () => {
+    const {stdout, error} = await status('--namespace', ns, '--kind', 'ep')
+    assert.equal(error, undefined, error?.message)
+    assert.match(stdout, /^Endpoints$/m)
+    assert.match(stdout, /app-example-com/)
+    assert.doesNotMatch(stdout, /^(K8sApps|Hosts|OperatorConfigs)$/m)
+    assert.match(stdout, new RegExp(`^OperatorConfig ${ns}/default$`, 'm'))
+
+    const json = await status('--namespace', ns, '-k', 'K8sApp', '-k', 'endpoints', '-o', 'json')
+    const report = JSON.parse(json.stdout) as StatusReport
+    assert.deepEqual(report.resources.map((r) => r.kind), ['Endpoint', 'K8sApp'])
+  })
+
+  it('without --namespace it reads all namespaces', async () => {
+    const json = await status('-A', '-o', 'json', '--kind', 'ep')
+    assert.equal(json.error, undefined, json.error?.message)
+    const report = JSON.parse(json.stdout) as StatusReport
+    assert.ok(report.resources.some((row) => row.namespace === ns && row.name === 'app-example-com'))
+  })
+
+  it('an unknown kind exits 2', async () => {
+    const {error} = await status('--kind', 'widgets')
+    assert.equal(error?.oclif?.exit, 2)
+    assert.match(error!.message, /^Unknown kind "widgets"\. Valid kinds: /)
+  })
+
+  it('an empty namespace: no OperatorConfig there, no resources', async () => {
+    const empty = await freshNamespace(client, 'status-empty')
+    const {stdout, error} = await status('-n', empty)
+    assert.equal(error, undefined, error?.message)
+    assert.equal(stdout, [
+      'Polycrate Operator Status',
+      '=========================',
+      `Cluster: ${controlPlane().server}`,
+      '',
+      `No OperatorConfig in namespace ${empty}.`,
+      '',
+      'No polycrate.io resources found.',
+      '',
+    ].join('\n'))
+  })
+
+  it('an identity without RBAC rights gets the 403 line, exit 1', async () => {
+    const nobody = await writeKubeconfig(path.join(controlPlane().dir, 'status-nobody'), controlPlane().server, controlPlane().unprivilegedToken)
+    const {error} = await runCommand(['operator', 'status', '--kubeconfig', nobody])
+    assert.equal(error?.oclif?.exit, 1)
+    assert.match(error!.message, /^Forbidden \(403\): your identity may not list polycrate\.io resources\. /)
+  })
+
+  it('paged lists follow real continue tokens', async () => {
+    for (let i = 0; i < 5; i++) await createWithStatus(client, 'Host', ns, `paged-${i}`, {name: `paged-${i}`, hostname: `paged-${i}`})
+    const hosts = findCrd('Host')!
+    const names = (await listAllPages<{metadata: {name: string}}>(client, listPath(hosts, ns), 2)).map((h) => h.metadata.name)
+    assert.deepEqual(names, ['node-1', 'paged-0', 'paged-1', 'paged-2', 'paged-3', 'paged-4'])
+    const inventory = await collectInventory(client, {kinds: [hosts], namespace: ns, pageSize: 2})
+    assert.equal(inventory.listings[0]?.items.length, 6)
+  })
+})
