@@ -119,6 +119,50 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     await eventually(async () => (await client.getOrUndefined(ingressRef(namespace, 'webapp'))) === undefined, 20_000, 'Ingress released by the finalizer')
   })
 
+  it('malformed annotations each give a Warning Event on their Ingress and leave the other Ingresses alone', async () => {
+    const namespace = await freshNamespace(client, 'bad')
+    const ingress = (name: string, host: string, annotations: Record<string, string>) => client.create(ingressRef(namespace), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name, namespace, annotations: {polycrate_endpoint_monitor: 'true', ...annotations}},
+      spec: {rules: [{host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
+    })
+    const bad: Array<[name: string, host: string, annotations: Record<string, string>, reason: string, says: RegExp]> = [
+      ['bad-json', 'json.example.com', {polycrate_endpoint_host_config: '{"json.example.com": {'}, 'MalformedHostConfig', /polycrate_endpoint_host_config/],
+      ['bad-interval', 'interval.example.com', {polycrate_endpoint_interval: 'often'}, 'InvalidAnnotation', /polycrate_endpoint_interval.*often/],
+      ['bad-status', 'status.example.com', {polycrate_endpoint_expected_status: '999'}, 'InvalidAnnotation', /polycrate_endpoint_expected_status.*999/],
+      ['bad-timeout', 'timeout.example.com', {polycrate_endpoint_timeout: '-5'}, 'InvalidAnnotation', /polycrate_endpoint_timeout.*-5/],
+      ['bad-tls', 'tls.example.com', {polycrate_endpoint_tls: 'yes'}, 'InvalidAnnotation', /polycrate_endpoint_tls.*yes/],
+      ['bad-port', 'port.example.com', {polycrate_endpoint_port: '70000'}, 'InvalidAnnotation', /polycrate_endpoint_port.*70000/],
+      ['bad-path', 'path.example.com', {polycrate_endpoint_path: 'health'}, 'InvalidAnnotation', /polycrate_endpoint_path.*health/],
+      ['wildcard', '*.wild.example.com', {}, 'WildcardHost', /\*\.wild\.example\.com/],
+      ['byoa-alone', 'byoa.example.com', {polycrate_k8sapp_byoa: 'true'}, 'ByoaWithoutK8sApp', /polycrate_k8sapp_byoa/],
+    ]
+    for (const [name, host, annotations] of bad) await ingress(name, host, annotations)
+    await ingress('good', 'good.example.com', {polycrate_endpoint_path: '/ok'})
+    await ingress('late-claim', 'good.example.com', {})
+
+    type Event = {reason: string; type: string; message: string; involvedObject: {name: string}}
+    const events = await eventually(async () => {
+      const list = (await client.request<{items: Event[]}>({path: `/api/v1/namespaces/${namespace}/events`})).items
+      return bad.every(([name, , , reason]) => list.some((e) => e.involvedObject.name === name && e.reason === reason)) &&
+        list.some((e) => e.involvedObject.name === 'late-claim' && e.reason === 'HostClaimedElsewhere') ? list : undefined
+    }, 20_000, 'one Warning Event per malformed Ingress')
+    for (const [name, , , reason, says] of bad) {
+      const event = events.find((e) => e.involvedObject.name === name && e.reason === reason)!
+      assert.equal(event.type, 'Warning')
+      assert.match(event.message, says, `${name}: ${event.message}`)
+    }
+    const endpoints = await eventually(async () => {
+      const list = await listEndpoints(client, namespace)
+      return list.length === bad.length ? list : undefined // the wildcard host has none, good.example.com has one
+    }, 20_000, 'the other hosts are still discovered, with defaults where a value was bad')
+    const good = endpoints.find((e) => e.metadata!.name === 'good-example-com')!
+    assert.equal(good.spec.path, '/ok')
+    assert.equal(good.metadata!.labels!['endpoints.polycrate.io/source-ingress'], 'good', 'the older Ingress keeps the host')
+    assert.equal(endpoints.find((e) => e.metadata!.name === 'interval-example-com')!.spec.interval, 60, 'a bad interval falls back to the default')
+    assert.deepEqual(endpoints.find((e) => e.metadata!.name === 'status-example-com')!.spec.expectedStatusCodes, [200])
+  })
+
   it('opting out (monitor=false) removes the Endpoint CRs and the finalizer', async () => {
     const namespace = await freshNamespace(client, 'optout')
     const webapp = ingressExamples[0]!
