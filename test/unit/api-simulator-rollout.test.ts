@@ -4,11 +4,11 @@ import {rolloutCluster, rolloutDashboard} from '../../src/api/rollout-types.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {
   batchQuota,
-  compareVersions,
   computeRollout,
   parsePercentage,
   type RolloutClusterFacts,
 } from '../support/api-simulator/rollout.js'
+import {compareVersions} from '../../src/api/versions.js'
 
 interface Spec {
   version?: string | null

@@ -14,7 +14,6 @@ import {apiClientFromFlags, missingApiSettings} from '../../src/cli/api-flags.js
 import {
   agentText,
   blockersText,
-  compareVersions,
   describeAction,
   filterClusters,
   findCluster,
@@ -29,6 +28,7 @@ import {
   tableRows,
   type RolloutAction,
 } from '../../src/cli/rollout-view.js'
+import {compareVersions} from '../../src/api/versions.js'
 
 const NOW = Date.parse('2026-05-04T10:00:00.000Z')
 const ago = (ms: number) => new Date(NOW - ms).toISOString()

@@ -1,41 +1,13 @@
-import {Args} from '@oclif/core'
-import type {RolloutCluster} from '../../../api/index.js'
-import {ApiCommand, apiFlags, type ApiErrorDescriber} from '../../../cli/api-flags.js'
-import {describeAction, resolveCluster, rolloutErrorMessage} from '../../../cli/rollout-view.js'
+import {RolloutActionCommand, rolloutActionExamples} from '../../../cli/rollout-action-command.js'
 
-export default class RolloutPause extends ApiCommand {
+export default class RolloutPause extends RolloutActionCommand {
   static override summary = 'Keep one cluster out of operator rollouts until it is resumed.'
   static override description =
     'POST /api/v1/operator-rollout/{cluster}/pause/ (platform-admin only). A paused cluster is never in a rollout batch, ' +
     'forced or not; pausing withdraws a force-update. Undo with `polycrate operator rollout resume`. ' +
     'Prints one line of what changed; --json prints the cluster\'s updated dashboard row.'
 
-  static override examples = [
-    '<%= config.bin %> <%= command.id %> prod-eu',
-    '<%= config.bin %> <%= command.id %> 3f6c1a52-8d0e-4d0b-9a57-2f1d1f3f7c10 --json',
-    'POLYCRATE_API_URL=https://app.ayedo.cloud POLYCRATE_API_TOKEN=… <%= config.bin %> <%= command.id %> prod-eu',
-  ]
+  static override examples = rolloutActionExamples
 
-  static override enableJsonFlag = true
-
-  static override args = {
-    cluster: Args.string({
-      description: 'The cluster: its id, or its name as `polycrate operator rollout status` shows it (an ambiguous name needs the id).',
-      required: true,
-    }),
-  }
-
-  static override flags = {...apiFlags}
-
-  async run(): Promise<RolloutCluster> {
-    const {args, flags} = await this.parse(RolloutPause)
-    const client = this.apiClient(flags)
-    const describe: ApiErrorDescriber = (error, apiUrl) => rolloutErrorMessage(error, {apiUrl, clusterReference: args.cluster})
-    const dashboard = await this.callApi(client, () => client.operatorRollout.status(), describe)
-    const found = resolveCluster(dashboard.clusters, args.cluster)
-    if ('message' in found) this.error(found.message, {exit: 1})
-    const after = await this.callApi(client, () => client.operatorRollout.pause(found.row.id), describe)
-    this.log(describeAction('pause', found.row, after))
-    return after
-  }
+  protected readonly action = 'pause' as const
 }

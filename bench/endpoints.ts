@@ -1,0 +1,402 @@
+/**
+ * Endpoint discovery + sync at scale, on a real control plane with the operator as a real process and the
+ * Polycrate API simulator. Not a pass/fail test: it prints a table and writes bench/results/endpoints.json.
+ *
+ *   npm run bench [-- --ingresses 1000 --idle-minutes 5 --samples 50 --concurrency 16]
+ *
+ * B   baseline: a bare KubeClient creates 2×N Endpoint CRs with the same concurrency (before the operator runs;
+ *     that namespace is deleted and gone before the operator starts, so the operator never sees those CRs).
+ * P1  N Ingresses × 2 hosts, opted in, created with that concurrency while the operator runs: time from the first
+ *     create until all 2N Endpoint CRs are Synced and the simulator holds 2N live endpoints of the namespace.
+ *     Reported as a ratio to B, plus absolute times, RSS and request counts.
+ * P2  S sequential annotation edits (polycrate_endpoint_path) on random Ingresses: latency until the simulator's
+ *     API objects of both hosts show the new spec.http.path (the first host is reported too).
+ * P3  idle after everything is synced: kube writes and API writes (agent/health excluded) in the window.
+ */
+import {randomBytes} from 'node:crypto'
+import {mkdir, readFile, writeFile} from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import {parseArgs} from 'node:util'
+import Table from 'cli-table3'
+import {KubeApiError, KubeClient, type KubeObject} from '../src/kube/client.js'
+import {loadKubeConfig} from '../src/kube/kubeconfig.js'
+import {ApiSimulator, type RequestLogEntry} from '../test/support/api-simulator/index.js'
+import {operatorNamespaceFor} from '../test/support/api-setup.js'
+import {startControlPlane} from '../test/support/control-plane.js'
+import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
+import {parsePromText} from '../test/support/prom-text.js'
+import {ensureCrdsWith, namespaceNamed} from './setup.js'
+
+// ---------------------------------------------------------------------------------------------------------------
+// flags
+
+const {values: flags} = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    ingresses: {type: 'string', default: '1000'},
+    'idle-minutes': {type: 'string', default: '5'},
+    samples: {type: 'string', default: '50'},
+    concurrency: {type: 'string', default: '16'},
+  },
+  strict: true,
+})
+
+function positive(name: string, text: string | undefined, integer: boolean): number {
+  const value = Number(text)
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    console.error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, got ${JSON.stringify(text)}`)
+    process.exit(2)
+  }
+  return value
+}
+
+const N = positive('ingresses', flags.ingresses, true)
+const idleMinutes = positive('idle-minutes', flags['idle-minutes'], false)
+const samples = positive('samples', flags.samples, true)
+const concurrency = positive('concurrency', flags.concurrency, true)
+
+// ---------------------------------------------------------------------------------------------------------------
+// helpers
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const startedAt = Date.now()
+const progress = (message: string) => process.stderr.write(`[bench ${((Date.now() - startedAt) / 1000).toFixed(1).padStart(7)}s] ${message}\n`)
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits
+
+/** Runs `work(i)` for i in [0, count) with at most `limit` in flight. */
+async function pool(count: number, limit: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0
+  await Promise.all(Array.from({length: Math.min(limit, count)}, async () => {
+    for (let index = next++; index < count; index = next++) await work(index)
+  }))
+}
+
+/** Nearest-rank percentile of ascending `sorted`. */
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+}
+
+function countBy<T>(items: T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0)
+const notGet = (counts: Record<string, number>) => sum(Object.fromEntries(Object.entries(counts).filter(([method]) => method !== 'GET')))
+const formatCounts = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') || '0'
+
+const endpointsRef = (namespace: string, name?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name})
+const ingressRef = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
+
+type EndpointCr = KubeObject & {status?: {phase?: string; apiID?: string}}
+
+async function listAll<T>(client: KubeClient, listPath: string): Promise<T[]> {
+  const items: T[] = []
+  let token: string | undefined
+  do {
+    const page = await client.request<{items: T[]; metadata: {continue?: string}}>({path: listPath, query: {limit: 500, continue: token}})
+    items.push(...page.items)
+    token = page.metadata.continue || undefined
+  } while (token)
+  return items
+}
+
+/** rest_client_requests_total of the operator, summed over codes, by method. */
+async function kubeRequestsByMethod(operator: OperatorProcess): Promise<Record<string, number>> {
+  const families = parsePromText(await (await fetch(operator.metricsUrl)).text())
+  const counts: Record<string, number> = {}
+  for (const sample of families.get('rest_client_requests_total')?.samples ?? []) {
+    const method = sample.labels.method ?? '?'
+    counts[method] = (counts[method] ?? 0) + sample.value
+  }
+  return counts
+}
+
+function delta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [method, value] of Object.entries(after)) {
+    const d = value - (before[method] ?? 0)
+    if (d !== 0) out[method] = d
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024)
+}
+
+/** Simulator endpoints of a namespace (live ones). */
+const apiEndpointsOf = (sim: ApiSimulator, namespace: string) =>
+  sim.list('endpoints').filter((e) => String(e.name).startsWith(`${namespace}-`)) as Array<Record<string, unknown> & {id: string; remote_address?: string; spec?: {http?: {path?: string}}}>
+
+const hostsOf = (i: number) => [`app-${i}-a.bench.example.com`, `app-${i}-b.bench.example.com`]
+
+// ---------------------------------------------------------------------------------------------------------------
+// the run
+
+progress(`N=${N} ingresses (${2 * N} hosts), concurrency ${concurrency}, P2 samples ${samples}, idle ${idleMinutes} min; starting the control plane`)
+const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
+const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
+const sim = await ApiSimulator.start()
+let operator: OperatorProcess | undefined
+let exitCode = 0
+try {
+  await ensureCrdsWith(client)
+  progress(`control plane up, CRDs installed; simulator at ${sim.url}`)
+
+  // ---- Baseline B: a bare client creates 2N Endpoint CRs with the same concurrency (no operator running).
+  const baselineNs = await namespaceNamed(client, `bench-baseline-${randomBytes(3).toString('hex')}`)
+  const endpointBody = (name: string, host: string) => ({
+    apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace: baselineNs},
+    spec: {remoteAddress: host, remotePort: 443, kind: 'http'},
+  })
+  // Warm-up (not timed): connections, the CRD's storage path and the apiserver's caches.
+  await pool(concurrency, concurrency, async (i) => {
+    await client.create(endpointsRef(baselineNs), endpointBody(`warmup-${i}`, `warmup-${i}.bench.example.com`))
+  })
+  const baselineStart = performance.now()
+  await pool(2 * N, concurrency, async (i) => {
+    await client.create(endpointsRef(baselineNs), endpointBody(`base-${i}`, `base-${i}.bench.example.com`))
+  })
+  const baselineMs = performance.now() - baselineStart
+  progress(`B: ${2 * N} Endpoint CRs created in ${round(baselineMs / 1000, 2)} s (${round((2 * N) / (baselineMs / 1000))}/s)`)
+
+  // The operator syncs every Endpoint CR of the cluster: the baseline's must be gone before it starts.
+  const deleteStart = performance.now()
+  await client.delete({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})
+  for (const deadline = Date.now() + 600_000; ;) {
+    if ((await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})) === undefined) break
+    if (Date.now() > deadline) throw new Error(`namespace ${baselineNs} not gone after 10 minutes`)
+    await sleep(500)
+  }
+  const leftover = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${baselineNs}/endpoints`)
+  if (leftover.length > 0) throw new Error(`${leftover.length} baseline Endpoint CRs left after the namespace deletion`)
+  const baselineCleanupMs = performance.now() - deleteStart
+  progress(`baseline namespace deleted and gone after ${round(baselineCleanupMs / 1000, 1)} s`)
+
+  // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
+  const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}})
+  const appsNs = await namespaceNamed(client, `bench-apps-${randomBytes(3).toString('hex')}`)
+  operator = await startOperator({kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn'})
+  const op = operator
+  const operatorStart = performance.now()
+  type ConfigStatus = {phase?: string; local_cluster?: {cluster_id?: string}; controllers?: Array<{name: string; running?: boolean}>}
+  for (const deadline = Date.now() + 120_000; ;) {
+    if (op.child.exitCode !== null) throw new Error(`operator exited (${op.child.exitCode}):\n${op.rawOutput().slice(-3000)}`)
+    const config = await client.getOrUndefined<KubeObject & {status?: ConfigStatus}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNs, name: 'default'})
+    const running = new Set((config?.status?.controllers ?? []).filter((c) => c.running).map((c) => c.name))
+    if (config?.status?.phase === 'Ready' && config.status.local_cluster?.cluster_id && running.has('endpoint-sync') && running.has('endpoint-discovery')) break
+    if (Date.now() > deadline) throw new Error(`operator not Ready with endpoint-sync + endpoint-discovery after 120 s: ${JSON.stringify(config?.status)}\n${op.rawOutput().slice(-3000)}`)
+    await sleep(250)
+  }
+  const operatorReadyMs = performance.now() - operatorStart
+  progress(`operator pid ${op.pid} Ready (endpoint-discovery, endpoint-sync running, cluster registered) after ${round(operatorReadyMs / 1000, 1)} s`)
+  await sleep(2000)
+  const rssBeforeP1 = await rssMiB(op.pid)
+
+  // ---- P1: N Ingresses × 2 hosts with the operator running.
+  const kubeBeforeP1 = await kubeRequestsByMethod(op)
+  const simBeforeP1 = sim.requests.length
+  const p1Start = performance.now()
+  let createsDoneMs = 0
+  const creating = pool(N, concurrency, async (i) => {
+    await client.create(ingressRef(appsNs), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: `app-${i}`, namespace: appsNs, annotations: {polycrate_endpoint_monitor: 'true'}},
+      spec: {rules: hostsOf(i).map((host) => ({host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}))},
+    })
+  }).then(() => {
+    createsDoneMs = performance.now() - p1Start
+    progress(`P1: ${N} Ingresses created after ${round(createsDoneMs / 1000, 2)} s`)
+  })
+  let apiCompleteMs: number | undefined
+  let crsCompleteMs: number | undefined
+  let lastCrCheck = 0
+  let lastReport = 0
+  let crCount = 0
+  let syncedCount = 0
+  let apiCount = 0
+  const p1Deadline = Date.now() + Math.max(600_000, N * 1_200)
+  for (;;) {
+    const now = performance.now()
+    apiCount = apiEndpointsOf(sim, appsNs).length
+    if (apiCount >= 2 * N && apiCompleteMs === undefined) apiCompleteMs = now - p1Start
+    // Listing 2N CRs costs the apiserver something: every 2 s while the API side is still filling, then often.
+    if (now - lastCrCheck >= (apiCount >= 2 * N ? 250 : 2000)) {
+      lastCrCheck = now
+      const crs = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${appsNs}/endpoints`)
+      crCount = crs.length
+      syncedCount = crs.filter((e) => e.status?.phase === 'Synced').length
+      if (crCount >= 2 * N && crsCompleteMs === undefined) crsCompleteMs = performance.now() - p1Start
+      if (createsDoneMs > 0 && syncedCount === 2 * N && crCount === 2 * N && apiEndpointsOf(sim, appsNs).length === 2 * N) break
+    }
+    if (now - lastReport >= 10_000) {
+      lastReport = now
+      progress(`P1: ${crCount}/${2 * N} Endpoint CRs, ${syncedCount} Synced, ${apiCount} API endpoints`)
+    }
+    if (Date.now() > p1Deadline) throw new Error(`P1 not complete in time: ${crCount} CRs, ${syncedCount} Synced, ${apiCount} API endpoints\n${op.rawOutput().slice(-3000)}`)
+    if (op.child.exitCode !== null) throw new Error(`operator exited (${op.child.exitCode}):\n${op.rawOutput().slice(-3000)}`)
+    await sleep(250)
+  }
+  await creating
+  const p1Ms = performance.now() - p1Start
+  const rssAfterP1 = await rssMiB(op.pid)
+  const kubeP1 = delta(await kubeRequestsByMethod(op), kubeBeforeP1)
+  const simP1 = sim.requests.slice(simBeforeP1)
+  const apiP1ByMethod = countBy(simP1, (r) => r.method)
+  const apiP1ByResource = countBy(simP1, (r) => `${r.method} ${r.resource} ${r.status}`)
+  progress(`P1: complete after ${round(p1Ms / 1000, 2)} s (ratio to B ${round(p1Ms / baselineMs, 2)}); kube ${formatCounts(kubeP1)}; API ${formatCounts(apiP1ByMethod)}`)
+
+  // Duplicates / losses (a correctness side note, not a timing figure).
+  const liveApi = apiEndpointsOf(sim, appsNs)
+  const byHost = new Map<string, string[]>()
+  for (const e of liveApi) byHost.set(String(e.remote_address), [...(byHost.get(String(e.remote_address)) ?? []), e.id])
+  const duplicates = [...byHost.values()].filter((ids) => ids.length > 1).length
+  const lost = Array.from({length: N}, (_, i) => hostsOf(i)).flat().filter((host) => !byHost.has(host)).length
+
+  // ---- P2: sequential annotation edits; latency until the API objects show the new path.
+  const picks = new Set<number>()
+  while (picks.size < Math.min(samples, N)) picks.add(Math.floor(Math.random() * N))
+  const picked = [...picks]
+  while (picked.length < samples) picked.push(Math.floor(Math.random() * N)) // S > N: repeats allowed
+  const kubeBeforeP2 = await kubeRequestsByMethod(op)
+  const simBeforeP2 = sim.requests.length
+  const firstHostMs: number[] = []
+  const bothHostsMs: number[] = []
+  let p2Timeouts = 0
+  for (const [k, i] of picked.entries()) {
+    const ids = hostsOf(i).map((host) => byHost.get(host)?.[0])
+    if (ids.some((id) => id === undefined)) throw new Error(`no API endpoint for a host of app-${i}`)
+    const newPath = `/p2-${k}-${randomBytes(3).toString('hex')}`
+    const pathOf = (id: string) => (sim.get('endpoints', id) as {spec?: {http?: {path?: string}}} | undefined)?.spec?.http?.path
+    const t0 = performance.now()
+    await client.mergePatch(ingressRef(appsNs, `app-${i}`), {metadata: {annotations: {polycrate_endpoint_path: newPath}}})
+    let first: number | undefined
+    for (const deadline = t0 + 60_000; ;) {
+      const done = ids.map((id) => pathOf(id!) === newPath)
+      if (first === undefined && done.some(Boolean)) first = performance.now() - t0
+      if (done.every(Boolean)) {
+        bothHostsMs.push(performance.now() - t0)
+        firstHostMs.push(first!)
+        break
+      }
+      if (performance.now() > deadline) {
+        p2Timeouts++
+        progress(`P2: sample ${k} (app-${i}) timed out after 60 s`)
+        break
+      }
+      await sleep(10)
+    }
+  }
+  const kubeP2 = delta(await kubeRequestsByMethod(op), kubeBeforeP2)
+  const apiP2 = sim.requests.slice(simBeforeP2)
+  const sortedBoth = [...bothHostsMs].sort((a, b) => a - b)
+  const sortedFirst = [...firstHostMs].sort((a, b) => a - b)
+  progress(`P2: ${bothHostsMs.length}/${samples} samples; both hosts p50 ${round(percentile(sortedBoth, 50))} ms, p99 ${round(percentile(sortedBoth, 99))} ms, max ${round(sortedBoth.at(-1) ?? Number.NaN)} ms`)
+
+  // ---- P3: idle.
+  progress('P3: settling 10 s')
+  await sleep(10_000)
+  const kubeBeforeP3 = await kubeRequestsByMethod(op)
+  const simBeforeP3 = sim.requests.length
+  const p3Start = performance.now()
+  progress(`P3: counting for ${idleMinutes} min`)
+  await sleep(idleMinutes * 60_000)
+  const p3Minutes = (performance.now() - p3Start) / 60_000
+  const kubeP3 = delta(await kubeRequestsByMethod(op), kubeBeforeP3)
+  const simP3 = sim.requests.slice(simBeforeP3)
+  const apiWritesP3: RequestLogEntry[] = simP3.filter((r) => r.method !== 'GET' && r.resource !== 'agent/health')
+  const apiGetsP3 = simP3.filter((r) => r.method === 'GET')
+  const kubeWritesP3 = notGet(kubeP3)
+  const rssEnd = await rssMiB(op.pid)
+  progress(`P3: kube ${formatCounts(kubeP3)}; API writes ${apiWritesP3.length}, API GETs ${apiGetsP3.length}`)
+
+  // ---- Report.
+  const result = {
+    benchmark: 'endpoints',
+    timestamp: new Date().toISOString(),
+    machine: {cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', totalMemMiB: Math.round(os.totalmem() / 1024 ** 2), node: process.version, platform: `${os.platform()} ${os.release()}`},
+    parameters: {ingresses: N, hostsPerIngress: 2, endpoints: 2 * N, concurrency, samples, idleMinutes, syncIntervalSeconds: 60, leaderElection: false, operatorLogLevel: 'warn'},
+    baseline: {
+      what: `bare KubeClient creates ${2 * N} Endpoint CRs, concurrency ${concurrency} (after ${concurrency} untimed warm-up creates)`,
+      ms: round(baselineMs), perSecond: round((2 * N) / (baselineMs / 1000)), namespaceCleanupMs: round(baselineCleanupMs),
+    },
+    operatorReadyMs: round(operatorReadyMs),
+    p1: {
+      ratioToBaseline: round(p1Ms / baselineMs, 2),
+      ms: round(p1Ms),
+      ingressCreatesDoneMs: round(createsDoneMs),
+      allEndpointCrsExistMs: crsCompleteMs === undefined ? null : round(crsCompleteMs),
+      allApiEndpointsExistMs: apiCompleteMs === undefined ? null : round(apiCompleteMs),
+      endpointsPerSecond: round((2 * N) / (p1Ms / 1000)),
+      rssMiBBefore: rssBeforeP1,
+      rssMiBAtEnd: rssAfterP1,
+      kubeRequestsByMethod: kubeP1,
+      kubeRequestsTotal: sum(kubeP1),
+      apiRequestsByMethod: apiP1ByMethod,
+      apiRequestsTotal: simP1.length,
+      apiRequestsByMethodResourceStatus: apiP1ByResource,
+      duplicateApiEndpoints: duplicates,
+      hostsWithoutApiEndpoint: lost,
+    },
+    p2: {
+      measuredUntil: 'both hosts of the edited Ingress show the new spec.http.path in the simulator (polled every 10 ms); firstHost = the first of the two',
+      samples: samples, completed: bothHostsMs.length, timeouts: p2Timeouts,
+      bothHostsMs: {p50: round(percentile(sortedBoth, 50)), p99: round(percentile(sortedBoth, 99)), max: round(sortedBoth.at(-1) ?? Number.NaN), min: round(sortedBoth[0] ?? Number.NaN)},
+      firstHostMs: {p50: round(percentile(sortedFirst, 50)), p99: round(percentile(sortedFirst, 99)), max: round(sortedFirst.at(-1) ?? Number.NaN)},
+      kubeRequestsByMethod: kubeP2,
+      apiRequestsByMethod: countBy(apiP2, (r) => r.method),
+      apiRequestsByMethodResource: countBy(apiP2, (r) => `${r.method} ${r.resource}`),
+      rawBothHostsMs: bothHostsMs.map((ms) => round(ms)),
+    },
+    p3: {
+      windowMinutes: round(p3Minutes, 2),
+      kubeWrites: kubeWritesP3,
+      apiWrites: apiWritesP3.length,
+      apiWritesDetail: countBy(apiWritesP3, (r) => `${r.method} ${r.resource} ${r.status}`),
+      kubeRequestsByMethod: kubeP3,
+      kubeGetsPerMinute: round((kubeP3.GET ?? 0) / p3Minutes),
+      apiGetsPerMinute: round(apiGetsP3.length / p3Minutes),
+      apiRequestsByMethodResource: countBy(simP3, (r) => `${r.method} ${r.resource}`),
+      rssMiBAtEnd: rssEnd,
+    },
+  }
+
+  const table = new Table({head: ['figure', 'value', 'note'], style: {head: [], border: []}})
+  table.push(
+    ['machine', `${result.machine.cpus} CPUs, node ${process.version}`, `N=${N} Ingresses × 2 hosts, concurrency ${concurrency}`],
+    ['B  baseline', `${round(baselineMs / 1000, 2)} s`, `${2 * N} bare Endpoint CR creates (${result.baseline.perSecond}/s)`],
+    ['P1 ratio to B', `${result.p1.ratioToBaseline}×`, 'operator: Ingresses → all CRs Synced + all API endpoints'],
+    ['P1 absolute', `${round(p1Ms / 1000, 2)} s`, `creates done ${round(createsDoneMs / 1000, 2)} s; all CRs exist ${crsCompleteMs === undefined ? '-' : round(crsCompleteMs / 1000, 2)} s; all API objects ${apiCompleteMs === undefined ? '-' : round(apiCompleteMs / 1000, 2)} s`],
+    ['P1 RSS', `${rssAfterP1} MiB`, `before P1 ${rssBeforeP1} MiB`],
+    ['P1 kube requests', String(sum(kubeP1)), formatCounts(kubeP1)],
+    ['P1 API requests', String(simP1.length), formatCounts(apiP1ByMethod)],
+    ['P1 duplicates / lost', `${duplicates} / ${lost}`, 'API endpoints per host'],
+    ['P2 p50 (both hosts)', `${result.p2.bothHostsMs.p50} ms`, `first host ${result.p2.firstHostMs.p50} ms`],
+    ['P2 p99 (both hosts)', `${result.p2.bothHostsMs.p99} ms`, `first host ${result.p2.firstHostMs.p99} ms`],
+    ['P2 max (both hosts)', `${result.p2.bothHostsMs.max} ms`, `${bothHostsMs.length}/${samples} samples, ${p2Timeouts} timed out`],
+    ['P3 kube writes', String(kubeWritesP3), `${round(p3Minutes, 2)} min idle (expected 0)`],
+    ['P3 API writes', String(apiWritesP3.length), `excl. agent/health (expected 0)${apiWritesP3.length > 0 ? `: ${formatCounts(result.p3.apiWritesDetail)}` : ''}`],
+    ['P3 kube GETs / min', String(result.p3.kubeGetsPerMinute), 'informational'],
+    ['P3 API GETs / min', String(result.p3.apiGetsPerMinute), 'informational'],
+    ['RSS at end', `${rssEnd} MiB`, 'operator VmRSS'],
+  )
+  console.log(table.toString())
+  await mkdir(path.join(import.meta.dirname, 'results'), {recursive: true})
+  const file = path.join(import.meta.dirname, 'results', 'endpoints.json')
+  await writeFile(file, JSON.stringify(result, null, 2) + '\n')
+  progress(`wrote ${path.relative(process.cwd(), file)}`)
+} catch (error) {
+  exitCode = 1
+  console.error(error instanceof KubeApiError ? `${error.status} ${error.reason}: ${error.message}` : error)
+} finally {
+  if (operator) await operator.stop('SIGTERM').catch(() => {})
+  client.close()
+  await sim.close()
+  await controlPlane.stop()
+}
+process.exit(exitCode)
