@@ -4,9 +4,9 @@
  * keeping exit codes under `--json`. The token is only ever handed to the client (which puts it into the
  * Authorization header); no message here contains it.
  */
-import {Command, Errors, Flags} from '@oclif/core'
-import type {CommandError, OclifError} from '@oclif/core/interfaces'
+import {Flags} from '@oclif/core'
 import {PolycrateApiClient} from '../api/index.js'
+import {JsonAwareCommand} from './json-aware-command.js'
 
 export const API_URL_ENV = 'POLYCRATE_API_URL'
 export const API_TOKEN_ENV = 'POLYCRATE_API_TOKEN'
@@ -66,7 +66,7 @@ export function apiClientFromFlags(flags: ApiFlagValues, options: {fetch?: typeo
 export type ApiErrorDescriber = (error: unknown, apiUrl: string) => string | undefined
 
 /** Base of the commands that call the Polycrate API. */
-export abstract class ApiCommand extends Command {
+export abstract class ApiCommand extends JsonAwareCommand {
   /** The client for `--api-url` / `--token`; exits 2 with one line when they are missing or unusable. */
   protected apiClient(flags: ApiFlagValues): PolycrateApiClient {
     const result = apiClientFromFlags(flags)
@@ -85,35 +85,4 @@ export abstract class ApiCommand extends Command {
     }
   }
 
-  /**
-   * With --json, oclif prints an error as {"error": …} and then exits 1 whatever the error's code; keep the code
-   * (2 for missing flags). Without --json, oclif's own handling.
-   */
-  protected override async catch(error: CommandError): Promise<unknown> {
-    if (error instanceof Errors.ExitError) throw error
-    const exit = (error as Partial<OclifError>).oclif?.exit
-    if (this.jsonEnabled() && typeof exit === 'number') {
-      this.logJson(this.toErrorJson(error))
-      throw new Errors.ExitError(exit)
-    }
-    return super.catch(error)
-  }
-
-  /**
-   * oclif's default spreads the whole error into the JSON, and a parse error (a missing argument, a bad flag)
-   * carries the command line, `--token <token>` included. Only name, message, code and exit code go out.
-   */
-  protected override toErrorJson(error: unknown): {error: {name: string; message: string; code?: string; oclif?: {exit: number}}} {
-    if (!(error instanceof Error)) return {error: {name: 'Error', message: String(error)}}
-    const code = (error as {code?: unknown}).code
-    const exit = (error as Partial<OclifError>).oclif?.exit
-    return {
-      error: {
-        name: error.name,
-        message: error.message,
-        ...(typeof code === 'string' ? {code} : {}),
-        ...(typeof exit === 'number' ? {oclif: {exit}} : {}),
-      },
-    }
-  }
 }

@@ -1,11 +1,12 @@
 import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
-import {Command, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {renderTable} from '../../cli/table.js'
 import {allCrds, findCrd, GROUP} from '../../crds/index.js'
 import {crdFileName, customResourceDefinitions, toMultiDocumentYaml, toYaml} from '../../crds/render.js'
 
-export default class Crds extends Command {
+export default class Crds extends JsonAwareCommand {
   static override summary = 'Print the operator\'s CustomResourceDefinitions as YAML.'
   static override description =
     'Generated from the TypeScript schemas of the operator. Pipe into `kubectl apply --server-side -f -`, ' +

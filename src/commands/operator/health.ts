@@ -1,6 +1,6 @@
-import {Command, Errors, Flags} from '@oclif/core'
-import type {CommandError, OclifError} from '@oclif/core/interfaces'
+import {Flags} from '@oclif/core'
 import chalk from 'chalk'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 
 export interface ProbeAnswer {
   ok: boolean
@@ -15,7 +15,7 @@ export interface HealthReport {
   ready: ProbeAnswer
 }
 
-export default class Health extends Command {
+export default class Health extends JsonAwareCommand {
   static override summary = 'Ask a running operator whether it is alive and ready (/healthz and /readyz).'
   static override description =
     'Fetches /healthz?verbose and /readyz?verbose from the operator\'s health probe address and prints the result. ' +
@@ -70,20 +70,6 @@ export default class Health extends Command {
     this.log(describe('readiness', ready, colour))
     if (!report.healthy) this.exit(1)
     return report
-  }
-
-  /**
-   * Our own exit(1) comes after the report is printed: nothing to add. Other errors with --json: oclif prints them
-   * as {"error": …} but then exits 1; keep their exit code (2: unreachable).
-   */
-  protected override async catch(error: CommandError): Promise<unknown> {
-    if (error instanceof Errors.ExitError) throw error
-    const exit = (error as Partial<OclifError>).oclif?.exit
-    if (this.jsonEnabled() && typeof exit === 'number') {
-      this.logJson(this.toErrorJson(error))
-      throw new Errors.ExitError(exit)
-    }
-    return super.catch(error)
   }
 }
 

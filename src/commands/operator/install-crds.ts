@@ -1,4 +1,5 @@
-import {Command, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import chalk from 'chalk'
 import ora from 'ora'
 import {kubeFlags} from '../../cli/kube-flags.js'
@@ -9,7 +10,7 @@ import {installCrds, type InstallResult} from '../../kube/crd-install.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
 
-export default class InstallCrds extends Command {
+export default class InstallCrds extends JsonAwareCommand {
   static override summary = 'Install or update the operator\'s CRDs in a cluster (server-side apply).'
   static override description =
     'Applies every polycrate.io CustomResourceDefinition with field manager polycrate-operator and waits until ' +

@@ -1,4 +1,5 @@
-import {Command, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import chalk from 'chalk'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {
@@ -16,7 +17,7 @@ import {describeKubeError} from '../../kube/errors.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
 import {collectInventory, CrdsMissingError} from '../../kube/resources-inventory.js'
 
-export default class Status extends Command {
+export default class Status extends JsonAwareCommand {
   static override summary =
     'Show every polycrate.io resource in the cluster with phase and sync state, plus the OperatorConfig status.'
 

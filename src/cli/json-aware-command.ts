@@ -1,0 +1,37 @@
+import {Command, Errors} from '@oclif/core'
+import type {CommandError, OclifError} from '@oclif/core/interfaces'
+
+/** A command whose `--json` errors keep their exit code and never echo the command line (tokens!). */
+export abstract class JsonAwareCommand extends Command {
+  /**
+   * With --json, oclif prints an error as {"error": …} and then exits 1 whatever the error's code; keep the code
+   * (2 for missing flags). Without --json, oclif's own handling.
+   */
+  protected override async catch(error: CommandError): Promise<unknown> {
+    if (error instanceof Errors.ExitError) throw error
+    const exit = (error as Partial<OclifError>).oclif?.exit
+    if (this.jsonEnabled() && typeof exit === 'number') {
+      this.logJson(this.toErrorJson(error))
+      throw new Errors.ExitError(exit)
+    }
+    return super.catch(error)
+  }
+
+  /**
+   * oclif's default spreads the whole error into the JSON, and a parse error (a missing argument, a bad flag)
+   * carries the command line, `--token <token>` included. Only name, message, code and exit code go out.
+   */
+  protected override toErrorJson(error: unknown): {error: {name: string; message: string; code?: string; oclif?: {exit: number}}} {
+    if (!(error instanceof Error)) return {error: {name: 'Error', message: String(error)}}
+    const code = (error as {code?: unknown}).code
+    const exit = (error as Partial<OclifError>).oclif?.exit
+    return {
+      error: {
+        name: error.name,
+        message: error.message,
+        ...(typeof code === 'string' ? {code} : {}),
+        ...(typeof exit === 'number' ? {oclif: {exit}} : {}),
+      },
+    }
+  }
+}
