@@ -14,7 +14,7 @@
  * P3  idle after everything is synced: kube writes and API writes (agent/health excluded) in the window.
  */
 import {randomBytes} from 'node:crypto'
-import {mkdir, readFile, writeFile} from 'node:fs/promises'
+import {access, mkdir, readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {parseArgs} from 'node:util'
@@ -181,17 +181,37 @@ try {
   // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
   const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}})
   const appsNs = await namespaceNamed(client, `bench-apps-${randomBytes(3).toString('hex')}`)
-  operator = await startOperator({kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn'})
-  const op = operator
-  const operatorStart = performance.now()
+  // bin/run.js loads dist/: other people may be rebuilding it (`rm -rf dist && tsc`) right now; wait and retry.
+  const distRun = path.join(import.meta.dirname, '..', 'dist', 'commands', 'operator', 'run.js')
+  let operatorStart = performance.now()
+  let op: OperatorProcess | undefined
   type ConfigStatus = {phase?: string; local_cluster?: {cluster_id?: string}; controllers?: Array<{name: string; running?: boolean}>}
-  for (const deadline = Date.now() + 120_000; ;) {
-    if (op.child.exitCode !== null) throw new Error(`operator exited (${op.child.exitCode}):\n${op.rawOutput().slice(-3000)}`)
-    const config = await client.getOrUndefined<KubeObject & {status?: ConfigStatus}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNs, name: 'default'})
-    const running = new Set((config?.status?.controllers ?? []).filter((c) => c.running).map((c) => c.name))
-    if (config?.status?.phase === 'Ready' && config.status.local_cluster?.cluster_id && running.has('endpoint-sync') && running.has('endpoint-discovery')) break
-    if (Date.now() > deadline) throw new Error(`operator not Ready with endpoint-sync + endpoint-discovery after 120 s: ${JSON.stringify(config?.status)}\n${op.rawOutput().slice(-3000)}`)
-    await sleep(250)
+  for (let attempt = 1; !op; attempt++) {
+    for (const deadline = Date.now() + 600_000; !(await access(distRun).then(() => true, () => false));) {
+      if (Date.now() > deadline) throw new Error(`${distRun} missing for 10 minutes: run npm run build`)
+      await sleep(1000)
+    }
+    operatorStart = performance.now()
+    const started = await startOperator({kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn'})
+    operator = started
+    for (const deadline = Date.now() + 120_000; ;) {
+      if (started.child.exitCode !== null) {
+        if (attempt < 3 && /MODULE_NOT_FOUND|Cannot find module/.test(started.rawOutput())) {
+          progress(`operator could not load dist/ (being rebuilt?); retrying (${attempt})`)
+          await sleep(5000)
+          break
+        }
+        throw new Error(`operator exited (${started.child.exitCode}):\n${started.rawOutput().slice(-3000)}`)
+      }
+      const config = await client.getOrUndefined<KubeObject & {status?: ConfigStatus}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNs, name: 'default'})
+      const running = new Set((config?.status?.controllers ?? []).filter((c) => c.running).map((c) => c.name))
+      if (config?.status?.phase === 'Ready' && config.status.local_cluster?.cluster_id && running.has('endpoint-sync') && running.has('endpoint-discovery')) {
+        op = started
+        break
+      }
+      if (Date.now() > deadline) throw new Error(`operator not Ready with endpoint-sync + endpoint-discovery after 120 s: ${JSON.stringify(config?.status)}\n${started.rawOutput().slice(-3000)}`)
+      await sleep(250)
+    }
   }
   const operatorReadyMs = performance.now() - operatorStart
   progress(`operator pid ${op.pid} Ready (endpoint-discovery, endpoint-sync running, cluster registered) after ${round(operatorReadyMs / 1000, 1)} s`)
