@@ -14,7 +14,7 @@
  * P3  idle after everything is synced: kube writes and API writes (agent/health excluded) in the window.
  */
 import {randomBytes} from 'node:crypto'
-import {access, mkdir, readFile, writeFile} from 'node:fs/promises'
+import {access, mkdir, readdir, readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {parseArgs} from 'node:util'
@@ -124,6 +124,48 @@ function delta(after: Record<string, number>, before: Record<string, number>): R
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** The pids of this run's kube-apiserver and etcd (their command lines name the control plane's directory). */
+async function controlPlanePids(dir: string): Promise<{apiserver?: number; etcd?: number}> {
+  const found: {apiserver?: number; etcd?: number} = {}
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const args = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).split('\0')
+    if (!args.some((arg) => arg.startsWith(dir))) continue
+    if (args[0]?.endsWith('/kube-apiserver')) found.apiserver ??= Number(entry)
+    if (args[0]?.endsWith('/etcd')) found.etcd ??= Number(entry)
+  }
+  return found
+}
+
+/** Per controller: reconciles and the seconds spent in them (controller_runtime_reconcile_*). */
+async function reconcileStats(operator: OperatorProcess): Promise<Record<string, {count: number; seconds: number}>> {
+  const families = parsePromText(await (await fetch(operator.metricsUrl)).text())
+  const stats: Record<string, {count: number; seconds: number}> = {}
+  for (const sample of families.get('controller_runtime_reconcile_time_seconds')?.samples ?? []) {
+    const controller = sample.labels.controller ?? '?'
+    const entry = (stats[controller] ??= {count: 0, seconds: 0})
+    if (sample.name.endsWith('_count')) entry.count += sample.value
+    if (sample.name.endsWith('_sum')) entry.seconds += sample.value
+  }
+  return stats
+}
+
+function statsDelta(after: Record<string, {count: number; seconds: number}>, before: Record<string, {count: number; seconds: number}>) {
+  const out: Record<string, {count: number; seconds: number}> = {}
+  for (const [controller, value] of Object.entries(after)) {
+    const count = value.count - (before[controller]?.count ?? 0)
+    if (count > 0) out[controller] = {count, seconds: round(value.seconds - (before[controller]?.seconds ?? 0), 2)}
+  }
+  return out
+}
+
 async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
   return round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024)
@@ -221,6 +263,15 @@ try {
   // ---- P1: N Ingresses × 2 hosts with the operator running.
   const kubeBeforeP1 = await kubeRequestsByMethod(op)
   const simBeforeP1 = sim.requests.length
+  const cpPids = await controlPlanePids(controlPlane.dir)
+  const cpu = async () => ({
+    operator: await cpuSeconds(op.pid),
+    apiserver: cpPids.apiserver ? await cpuSeconds(cpPids.apiserver) : Number.NaN,
+    etcd: cpPids.etcd ? await cpuSeconds(cpPids.etcd) : Number.NaN,
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+  })
+  const cpuBeforeP1 = await cpu()
+  const reconcilesBeforeP1 = await reconcileStats(op)
   const p1Start = performance.now()
   let createsDoneMs = 0
   const creating = pool(N, concurrency, async (i) => {
@@ -265,6 +316,9 @@ try {
   await creating
   const p1Ms = performance.now() - p1Start
   const rssAfterP1 = await rssMiB(op.pid)
+  const cpuAfterP1 = await cpu()
+  const cpuP1 = Object.fromEntries(Object.entries(cpuAfterP1).map(([k, v]) => [k, round(v - cpuBeforeP1[k as keyof typeof cpuBeforeP1], 1)]))
+  const reconcilesP1 = statsDelta(await reconcileStats(op), reconcilesBeforeP1)
   const kubeP1 = delta(await kubeRequestsByMethod(op), kubeBeforeP1)
   const simP1 = sim.requests.slice(simBeforeP1)
   const apiP1ByMethod = countBy(simP1, (r) => r.method)
@@ -360,6 +414,8 @@ try {
       apiRequestsByMethod: apiP1ByMethod,
       apiRequestsTotal: simP1.length,
       apiRequestsByMethodResourceStatus: apiP1ByResource,
+      cpuSeconds: cpuP1,
+      reconciles: reconcilesP1,
       duplicateApiEndpoints: duplicates,
       hostsWithoutApiEndpoint: lost,
     },
@@ -395,6 +451,9 @@ try {
     ['P1 RSS', `${rssAfterP1} MiB`, `before P1 ${rssBeforeP1} MiB`],
     ['P1 kube requests', String(sum(kubeP1)), formatCounts(kubeP1)],
     ['P1 API requests', String(simP1.length), formatCounts(apiP1ByMethod)],
+    ['P1 CPU seconds', `operator ${cpuP1.operator}`, `apiserver ${cpuP1.apiserver}, etcd ${cpuP1.etcd}, bench ${cpuP1.bench} (of ${round((2 * p1Ms) / 1000, 1)} core-s)`],
+    ['P1 reconciles', Object.entries(reconcilesP1).filter(([c]) => c.startsWith('endpoint')).map(([c, v]) => `${c} ${v.count}`).join(', '),
+      Object.entries(reconcilesP1).filter(([c]) => c.startsWith('endpoint')).map(([c, v]) => `${c} busy ${v.seconds} s`).join(', ')],
     ['P1 duplicates / lost', `${duplicates} / ${lost}`, 'API endpoints per host'],
     ['P2 p50 (both hosts)', `${result.p2.bothHostsMs.p50} ms`, `first host ${result.p2.firstHostMs.p50} ms`],
     ['P2 p99 (both hosts)', `${result.p2.bothHostsMs.p99} ms`, `first host ${result.p2.firstHostMs.p99} ms`],

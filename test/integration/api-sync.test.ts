@@ -133,4 +133,33 @@ describe('API sync identity: token Secret, heartbeat, workspace resolution, loca
     assert.equal(operator.child.exitCode, null)
     assert.equal(operator.rawOutput().includes('not-a-valid-token'), false)
   })
+
+  it('with 50 % of API requests failing (5xx, 429), workspace resolution and cluster registration complete exactly once', async () => {
+    const organization = sim.createOrganization('flaky-org')
+    const flaky = sim.createWorkspace({name: 'flaky', organizationId: organization.id})
+    const flakyToken = sim.issueToken({kind: 'agent', workspaceId: flaky.id})
+    const namespace = await freshNamespace(client, 'apiflaky')
+    await client.create(secretRef(namespace), {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token: flakyToken}})
+    sim.faults.set({errorRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 0})
+    try {
+      await client.create(configRef(namespace), {
+        apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
+        spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 2}, local_cluster: {enabled: true, cluster_name: 'flaky-cluster'}, endpoint_discovery: {enabled: false}},
+      })
+      await run(namespace)
+      const resolved = await eventually(async () => {
+        const object = await status(namespace)
+        return apiConnected(object)?.status === 'True' && object.status?.local_cluster?.cluster_id ? object : undefined
+      }, 90_000, 'resolved under faults')
+      assert.equal(resolved.status?.api_sync?.workspace_id, flaky.id)
+      await new Promise((resolve) => setTimeout(resolve, 6000)) // more heartbeats, still failing half the time
+      assert.ok(sim.requests.filter((r) => r.status >= 500 || r.status === 429).length > 3, 'the faults did not bite')
+    } finally {
+      sim.faults.clear()
+    }
+    const clusters = sim.list('kubernetes/clusters').filter((c) => c.workspace === flaky.id)
+    assert.equal(clusters.length, 1, 'duplicate clusters')
+    assert.equal(sim.list('agents').filter((a) => a.workspace === flaky.id).length, 1, 'duplicate agents')
+    assert.equal(sim.list('kubernetes/apps').filter((a) => a.name === 'polycrate-operator' && a.k8s_cluster === clusters[0]!.id).length, 1)
+  })
 })

@@ -163,6 +163,16 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     assert.deepEqual(endpoints.find((e) => e.metadata!.name === 'status-example-com')!.spec.expectedStatusCodes, [200])
   })
 
+  it('the stale sweep removes discovered Endpoint CRs whose source is gone, and leaves hand-made ones alone', async () => {
+    const namespace = await freshNamespace(client, 'stale')
+    const endpoint = (name: string, labels: Record<string, string>) => client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace}, {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace, labels}, spec: {remoteAddress: `${name}.example.com`},
+    })
+    await endpoint('orphan', {polycrate_discovered: 'true', 'endpoints.polycrate.io/source-ingress': 'gone'})
+    await endpoint('hand-made', {team: 'sre'})
+    await eventually(async () => (await listEndpoints(client, namespace)).map((e) => e.metadata!.name).join() === 'hand-made', 20_000, 'orphan swept, hand-made kept')
+  })
+
   it('opting out (monitor=false) removes the Endpoint CRs and the finalizer', async () => {
     const namespace = await freshNamespace(client, 'optout')
     const webapp = ingressExamples[0]!
