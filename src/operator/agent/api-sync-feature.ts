@@ -157,6 +157,9 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
       if (error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429))) {
         return {kind: 'unreachable', message: `Cannot reach the Polycrate API at ${apiUrl}: ${error.message}. Retrying with backoff.`}
       }
+      if (error instanceof ApiError) {
+        return {kind: 'failed', message: `The Polycrate API at ${apiUrl} refused a request of the operator: ${error.message}. Retrying with backoff.`}
+      }
       throw error
     }
   }
@@ -175,7 +178,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
       return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
     }
     logger.warn('Polycrate API not connected', {reason: outcome.kind, message: outcome.message})
-    if (outcome.kind === 'unreachable') throw new Error(outcome.message) // per-key backoff 5 s → 60 s
+    if (outcome.kind === 'unreachable' || outcome.kind === 'failed') throw new Error(outcome.message) // per-key backoff 5 s → 60 s
     return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
   }
 

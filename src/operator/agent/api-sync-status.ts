@@ -4,7 +4,7 @@ import {setCondition} from '../config/operator-config.js'
 import {conditionTypes} from '../conventions.js'
 
 export type ApiSyncOutcome =
-  | {kind: 'no-token' | 'rejected' | 'unreachable'; message: string}
+  | {kind: 'no-token' | 'rejected' | 'unreachable' | 'failed'; message: string}
   | {
     kind: 'connected'
     workspace: {id: string; name: string}
@@ -15,7 +15,7 @@ export type ApiSyncOutcome =
 
 export type ApiSyncStatus = Pick<OperatorConfigStatus, 'api_sync' | 'local_cluster' | 'agent' | 'conditions'>
 
-const reasons = {'no-token': 'NoAgentToken', rejected: 'TokenRejected', unreachable: 'APIUnreachable'} as const
+const reasons = {'no-token': 'NoAgentToken', rejected: 'TokenRejected', unreachable: 'APIUnreachable', failed: 'APIError'} as const
 
 /**
  * The status fields API sync owns. Timestamps (`resolved_at`) only move when what they stamp changes, so a
