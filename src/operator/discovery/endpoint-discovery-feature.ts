@@ -16,6 +16,7 @@ import {EventRecorder} from '../../kube/events.js'
 import {annotations, deprecatedLabels, finalizers, labels, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {objectKey} from '../runtime/cache.js'
+import {forEachLimit} from '../runtime/concurrency.js'
 import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {Informer} from '../runtime/informer.js'
 import {
@@ -25,6 +26,9 @@ import {
   type DesiredEndpoint,
   type SourceResult,
 } from './endpoints/index.js'
+
+/** Writes one namespace's reconcile makes at once (a namespace may hold thousands of Ingresses). */
+const WRITE_CONCURRENCY = 8
 
 export type EndpointObject = CustomObject<EndpointSpec, EndpointStatus>
 
@@ -144,7 +148,7 @@ export const endpointDiscoveryFeature: Feature = {
 
       // Finalizers (before any Endpoint CR exists for a source) and the deprecated label on the sources.
       let waitingForCleanup = false
-      for (const source of sources) {
+      await forEachLimit(sources, WRITE_CONCURRENCY, async (source) => {
         const kind = source.kind === 'HTTPRoute' ? 'HTTPRoute' : 'Ingress'
         const finalizer = finalizerOf(kind)
         const has = source.metadata.finalizers?.includes(finalizer) ?? false
@@ -167,26 +171,25 @@ export const endpointDiscoveryFeature: Feature = {
           await client.mergePatch(ref, {metadata: {labels: {[deprecatedLabels.k8sAppName]: null}, annotations: annotationsPatch}})
           log.info('moved the deprecated label to the annotation', {source: `${kind}/${source.metadata.name}`, label: deprecatedLabels.k8sAppName})
         }
-      }
+      })
 
       // Endpoint CRs: apply what differs, delete what is not wanted any more.
-      for (const wanted of desired) {
+      const changed = desired.filter((wanted) => !upToDate(current.get(wanted.name), endpointObjectFor(wanted)))
+      await forEachLimit(changed, WRITE_CONCURRENCY, async (wanted) => {
         if (signal.aborted) return
-        const object = endpointObjectFor(wanted)
-        if (upToDate(current.get(wanted.name), object)) continue
-        await client.apply({...resources.endpoints, namespace, name: wanted.name}, object)
+        await client.apply({...resources.endpoints, namespace, name: wanted.name}, endpointObjectFor(wanted))
         log.info('endpoint applied', {endpoint: wanted.name, host: wanted.host, source: `${wanted.source.kind}/${wanted.source.name}`})
-      }
+      })
       const wantedNames = new Set(desired.map((d) => d.name))
-      for (const [name, endpoint] of current) {
-        if (wantedNames.has(name) || endpoint.metadata.deletionTimestamp) continue
+      const unwanted = [...current.values()].filter((e) => !wantedNames.has(e.metadata.name) && !e.metadata.deletionTimestamp)
+      await forEachLimit(unwanted, WRITE_CONCURRENCY, async (endpoint) => {
         try {
-          await client.delete({...resources.endpoints, namespace, name})
-          log.info('endpoint deleted: its source no longer claims the host', {endpoint: name})
+          await client.delete({...resources.endpoints, namespace, name: endpoint.metadata.name})
+          log.info('endpoint deleted: its source no longer claims the host', {endpoint: endpoint.metadata.name})
         } catch (error) {
           if (!(error instanceof KubeApiError && error.status === 404)) throw error
         }
-      }
+      })
       return waitingForCleanup ? {requeueAfterMs: 1000} : undefined
     }
 
