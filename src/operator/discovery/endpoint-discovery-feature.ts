@@ -146,6 +146,10 @@ export const endpointDiscoveryFeature: Feature = {
 
       const current = new Map(endpoints.cache.listNamespace(namespace).map((e) => [e.metadata.name, e]))
 
+      const owners = new Set([...current.values()].flatMap((e) => (['Ingress', 'HTTPRoute'] as const)
+        .filter((kind) => e.metadata.labels?.[sourceLabelOf(kind)] !== undefined)
+        .map((kind) => `${kind}/${e.metadata.labels![sourceLabelOf(kind)]}`)))
+
       // Finalizers (before any Endpoint CR exists for a source) and the deprecated label on the sources.
       let waitingForCleanup = false
       await forEachLimit(sources, WRITE_CONCURRENCY, async (source) => {
@@ -153,7 +157,7 @@ export const endpointDiscoveryFeature: Feature = {
         const finalizer = finalizerOf(kind)
         const has = source.metadata.finalizers?.includes(finalizer) ?? false
         const result = results.find((r) => r.source.kind === kind && r.source.name === source.metadata.name)
-        const ownsEndpoints = [...current.values()].some((e) => e.metadata.labels?.[sourceLabelOf(kind)] === source.metadata.name)
+        const ownsEndpoints = owners.has(`${kind}/${source.metadata.name}`)
         const wantFinalizer = !source.metadata.deletionTimestamp && (result?.endpoints.length ?? 0) > 0
         const ref = {...(kind === 'Ingress' ? resources.ingresses : resources.httpRoutes), namespace, name: source.metadata.name!}
         if (wantFinalizer && !has) {

@@ -19,6 +19,10 @@ export const deletionOrFinalizersChanged: UpdatePredicate = (old, object) =>
   old.metadata?.deletionTimestamp !== object.metadata?.deletionTimestamp ||
   !isDeepStrictEqual(old.metadata?.finalizers ?? [], object.metadata?.finalizers ?? [])
 
+/** Deletion started (deletionTimestamp set). */
+export const deletionStarted: UpdatePredicate = (old, object) =>
+  old.metadata?.deletionTimestamp !== object.metadata?.deletionTimestamp
+
 export function any<T extends KubeObject>(...predicates: UpdatePredicate<T>[]): UpdatePredicate<T> {
   return (old, object) => predicates.some((predicate) => predicate(old, object))
 }
@@ -28,3 +32,6 @@ export function any<T extends KubeObject>(...predicates: UpdatePredicate<T>[]): 
  * writes the operator makes itself.
  */
 export const specOrMetadataChanged: UpdatePredicate = any(generationChanged, labelsChanged, annotationsChanged, deletionOrFinalizersChanged)
+
+/** Like specOrMetadataChanged, but blind to finalizer changes: for a controller whose own finalizer write must not requeue. */
+export const specMetadataOrDeletionChanged: UpdatePredicate = any(generationChanged, labelsChanged, annotationsChanged, deletionStarted)

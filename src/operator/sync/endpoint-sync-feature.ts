@@ -15,7 +15,7 @@ import {resources, type EndpointObject} from '../discovery/endpoint-discovery-fe
 import type {Feature} from '../features.js'
 import {splitKey} from '../runtime/cache.js'
 import {Controller, type ReconcileContext} from '../runtime/controller.js'
-import {specOrMetadataChanged} from '../runtime/predicates.js'
+import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash, endpointPayload} from './endpoint-payload.js'
 
 type SyncState = {phase: string; syncStatus: string; reason: string; message: string; ok: boolean}
@@ -94,10 +94,8 @@ export function createEndpointSyncFeature(session: ApiSession): Feature {
           await writeStatus(endpoint, endpointStatus(endpoint.status, endpoint.metadata.generation, {phase: 'Pending', syncStatus: 'pending', reason: 'APINotConnected', message, ok: false}, {}, now))
           return // session changes requeue every endpoint
         }
-        if (!hasFinalizer) {
-          await setFinalizers(endpoint, [...(endpoint.metadata.finalizers ?? []), finalizers.endpointSync])
-          return // the update requeues this key with the finalizer in place
-        }
+        // The finalizer goes on before the API object exists, so the CR can never go without deleting it.
+        if (!hasFinalizer) await setFinalizers(endpoint, [...(endpoint.metadata.finalizers ?? []), finalizers.endpointSync])
 
         try {
           const app = endpoint.spec.k8sAppName && identity.clusterId
@@ -152,7 +150,7 @@ export function createEndpointSyncFeature(session: ApiSession): Feature {
         maxConcurrentReconciles: manager.maxConcurrentReconciles,
         logger: manager.logger,
         metrics: manager.metrics,
-        watches: [{informer: endpoints, onUpdate: specOrMetadataChanged}],
+        watches: [{informer: endpoints, onUpdate: specMetadataOrDeletionChanged}],
       })
       const unsubscribe = session.onChange(() => controller.resync())
 
