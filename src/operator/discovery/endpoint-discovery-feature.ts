@@ -104,6 +104,9 @@ export const endpointDiscoveryFeature: Feature = {
     const gateways = gatewayApi ? manager.informer<SourceObject>({resource: resources.gateways, kind: 'Gateway'}) : undefined
     const informers: Informer<never>[] = [ingresses, endpoints, ...(httpRoutes ? [httpRoutes] : []), ...(gateways ? [gateways] : [])] as unknown as Informer<never>[]
     const reportedProblems = new Map<string, string>()
+    /** What this process last applied per Endpoint CR, and the cached resourceVersion it replaced. */
+    const applied = new Map<string, {object: string; before: string | undefined}>()
+    const forgetApplied = endpoints.addHandler({onDelete: (endpoint) => applied.delete(objectKey(endpoint))})
 
     const namespaceOf = (object: KubeObject) => [object.metadata?.namespace ?? '']
     const routesUsing = (gateway: KubeObject) => {
@@ -178,16 +181,26 @@ export const endpointDiscoveryFeature: Feature = {
       })
 
       // Endpoint CRs: apply what differs, delete what is not wanted any more.
-      const changed = desired.filter((wanted) => !upToDate(current.get(wanted.name), endpointObjectFor(wanted)))
+      const changed = desired.filter((wanted) => {
+        const cached = current.get(wanted.name)
+        const object = endpointObjectFor(wanted)
+        if (upToDate(cached, object)) return false
+        // Applied by us already, and the cache still shows the version from before that apply: it is lagging.
+        const memo = applied.get(`${namespace}/${wanted.name}`)
+        return !(memo && memo.object === JSON.stringify(object) && memo.before === cached?.metadata.resourceVersion)
+      })
       await forEachLimit(changed, WRITE_CONCURRENCY, async (wanted) => {
         if (signal.aborted) return
-        await client.apply({...resources.endpoints, namespace, name: wanted.name}, endpointObjectFor(wanted))
+        const object = endpointObjectFor(wanted)
+        await client.apply({...resources.endpoints, namespace, name: wanted.name}, object)
+        applied.set(`${namespace}/${wanted.name}`, {object: JSON.stringify(object), before: current.get(wanted.name)?.metadata.resourceVersion})
         log.info('endpoint applied', {endpoint: wanted.name, host: wanted.host, source: `${wanted.source.kind}/${wanted.source.name}`})
       })
       const wantedNames = new Set(desired.map((d) => d.name))
       const unwanted = [...current.values()].filter((e) => !wantedNames.has(e.metadata.name) && !e.metadata.deletionTimestamp)
       await forEachLimit(unwanted, WRITE_CONCURRENCY, async (endpoint) => {
         try {
+          applied.delete(`${namespace}/${endpoint.metadata.name}`)
           await client.delete({...resources.endpoints, namespace, name: endpoint.metadata.name})
           log.info('endpoint deleted: its source no longer claims the host', {endpoint: endpoint.metadata.name})
         } catch (error) {
@@ -215,6 +228,7 @@ export const endpointDiscoveryFeature: Feature = {
     manager.addController(controller)
     return {
       async stop() {
+        forgetApplied()
         await manager.removeController(controller)
         await Promise.all(informers.map((informer) => manager.releaseInformer(informer)))
       },
