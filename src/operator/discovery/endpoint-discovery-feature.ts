@@ -17,6 +17,7 @@ import {annotations, deprecatedLabels, finalizers, labels, OPERATOR_NAME} from '
 import type {Feature} from '../features.js'
 import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
+import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {Informer} from '../runtime/informer.js'
 import {
@@ -105,8 +106,7 @@ export const endpointDiscoveryFeature: Feature = {
     const informers: Informer<never>[] = [ingresses, endpoints, ...(httpRoutes ? [httpRoutes] : []), ...(gateways ? [gateways] : [])] as unknown as Informer<never>[]
     const reportedProblems = new Map<string, string>()
     /** What this process last applied per Endpoint CR, and the cached resourceVersion it replaced. */
-    const applied = new Map<string, {object: string; before: string | undefined}>()
-    const forgetApplied = endpoints.addHandler({onDelete: (endpoint) => applied.delete(objectKey(endpoint))})
+    const applied = new Map<string, {object: string; wanted: ReturnType<typeof endpointObjectFor>; before: string | undefined}>()
 
     const namespaceOf = (object: KubeObject) => [object.metadata?.namespace ?? '']
     const routesUsing = (gateway: KubeObject) => {
@@ -193,7 +193,7 @@ export const endpointDiscoveryFeature: Feature = {
         if (signal.aborted) return
         const object = endpointObjectFor(wanted)
         await client.apply({...resources.endpoints, namespace, name: wanted.name}, object)
-        applied.set(`${namespace}/${wanted.name}`, {object: JSON.stringify(object), before: current.get(wanted.name)?.metadata.resourceVersion})
+        applied.set(`${namespace}/${wanted.name}`, {object: JSON.stringify(object), wanted: object, before: current.get(wanted.name)?.metadata.resourceVersion})
         log.info('endpoint applied', {endpoint: wanted.name, host: wanted.host, source: `${wanted.source.kind}/${wanted.source.name}`})
       })
       const wantedNames = new Set(desired.map((d) => d.name))
@@ -219,11 +219,27 @@ export const endpointDiscoveryFeature: Feature = {
       logger: manager.logger,
       metrics: manager.metrics,
       watches: [
-        {informer: endpoints, toKeys: namespaceOf},
+        // Our own applies come back as events: they need no new pass. Status and finalizer writes of the sync do
+        // not matter here; spec or label edits by someone else, and deletions, do.
+        {
+          informer: endpoints,
+          toKeys: (endpoint: EndpointObject) => {
+            const memo = applied.get(objectKey(endpoint))
+            return memo && !endpoint.metadata.deletionTimestamp && upToDate(endpoint, memo.wanted) ? [] : namespaceOf(endpoint)
+          },
+          onUpdate: specMetadataOrDeletionChanged,
+        },
         {informer: ingresses, toKeys: namespaceOf},
         ...(httpRoutes ? [{informer: httpRoutes, toKeys: namespaceOf}] : []),
         ...(gateways ? [{informer: gateways, toKeys: routesUsing}] : []),
       ],
+    })
+    // A deleted Endpoint CR is forgotten and its namespace reconciled (it may have to come back).
+    const forgetApplied = endpoints.addHandler({
+      onDelete: (endpoint) => {
+        applied.delete(objectKey(endpoint))
+        for (const key of namespaceOf(endpoint)) controller.enqueue(key)
+      },
     })
     manager.addController(controller)
     return {

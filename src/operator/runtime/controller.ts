@@ -1,7 +1,7 @@
 /**
  * A controller: informers feed keys into a work queue; `maxConcurrentReconciles` workers take keys and call the
- * reconciler. Per-key backoff on errors (5 s → 60 s), 409 conflicts requeued at once without counting as
- * failures, exceptions contained per reconcile, periodic resync of every key.
+ * reconciler. Per-key backoff on errors (5 s → 60 s), 409 conflicts requeued after a moment (the cache catching
+ * up) without counting as failures, exceptions contained per reconcile, periodic resync of every key.
  */
 import {KubeApiError, type KubeObject} from '../../kube/client.js'
 import type {Logger} from '../logger.js'
@@ -11,6 +11,9 @@ import type {Informer} from './informer.js'
 import type {OperatorMetrics} from './metrics.js'
 import type {UpdatePredicate} from './predicates.js'
 import {WorkQueue} from './workqueue.js'
+
+/** A conflict is retried after 100–200 ms: long enough for the watch to deliver the newer object. */
+export const CONFLICT_REQUEUE_MS = 100
 
 export interface ReconcileContext {
   key: string
@@ -164,9 +167,9 @@ export class Controller {
       if (signal.aborted) {
         result = 'error'
       } else if (error instanceof KubeApiError && error.status === 409) {
-        // Someone changed the object under us: read it again at once, without counting a failure.
+        // Someone changed the object under us: read it again once the cache has caught up, without counting a failure.
         logger.debug('conflict; requeued', {error: error.message})
-        this.queue.add(key)
+        this.queue.addAfter(key, CONFLICT_REQUEUE_MS + Math.round(Math.random() * CONFLICT_REQUEUE_MS))
         result = 'requeue'
       } else {
         const delay = this.queue.addRateLimited(key)
