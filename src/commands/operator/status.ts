@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
-import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import chalk from 'chalk'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {
   CRDS_MISSING,
