@@ -79,7 +79,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   waitForSync(signal?: AbortSignal): Promise<boolean> {
     if (this.synced) return Promise.resolve(true)
     return new Promise((resolve) => {
-      const done = () => resolve(this.synced)
+      const done = () => {
+        signal?.removeEventListener('abort', done)
+        resolve(this.synced)
+      }
       this.syncWaiters.push(done)
       signal?.addEventListener('abort', done, {once: true})
     })

@@ -317,10 +317,10 @@ export class LeaderElector {
           this.observe(await this.send<Lease>('POST', this.createBody(now), signal, timeoutMs))
           return true
         case 'renew':
-          this.observe(await this.send<Lease>('PUT', this.renewBody(current!, now), signal, timeoutMs))
+          this.observe(await this.send<Lease>('PUT', this.heldBody(current!, now, false), signal, timeoutMs))
           return true
         case 'takeover':
-          this.observe(await this.send<Lease>('PUT', this.takeoverBody(current!, now), signal, timeoutMs))
+          this.observe(await this.send<Lease>('PUT', this.heldBody(current!, now, true), signal, timeoutMs))
           return true
         case 'wait':
           this.logger.debug('leader lease is held by another candidate', {...this.fields, holder: current?.spec?.holderIdentity})
@@ -340,7 +340,7 @@ export class LeaderElector {
   private async tryRenew(signal: AbortSignal, timeoutMs: number): Promise<{renewed: true} | {renewed: false; holder: string}> {
     if (this.lease && (this.lease.spec?.holderIdentity ?? '') === this.identity) {
       try {
-        this.observe(await this.send<Lease>('PUT', this.renewBody(this.lease, this.now()), signal, timeoutMs))
+        this.observe(await this.send<Lease>('PUT', this.heldBody(this.lease, this.now(), false), signal, timeoutMs))
         return {renewed: true}
       } catch (error) {
         if (!(error instanceof KubeApiError && error.status === 409)) throw error
@@ -355,7 +355,7 @@ export class LeaderElector {
     this.observe(current)
     const holder = current.spec?.holderIdentity ?? ''
     if (holder !== this.identity) return {renewed: false, holder}
-    this.observe(await this.send<Lease>('PUT', this.renewBody(current, this.now()), signal, timeoutMs))
+    this.observe(await this.send<Lease>('PUT', this.heldBody(current, this.now(), false), signal, timeoutMs))
     return {renewed: true}
   }
 
@@ -374,33 +374,23 @@ export class LeaderElector {
     }
   }
 
-  private renewBody(lease: Lease, now: number): Lease {
-    const spec = lease.spec ?? {}
-    return {
-      ...lease,
-      spec: {
-        ...spec,
-        holderIdentity: this.identity,
-        leaseDurationSeconds: this.leaseDurationSeconds(),
-        acquireTime: spec.acquireTime ?? microTime(now),
-        renewTime: microTime(now),
-        leaseTransitions: spec.leaseTransitions ?? 0,
-      },
-    }
-  }
-
-  private takeoverBody(lease: Lease, now: number): Lease {
+  /**
+   * The lease held by us: a renew keeps acquireTime and transitions; a takeover restarts acquireTime and counts a
+   * transition when the holder changes.
+   */
+  private heldBody(lease: Lease, now: number, takeover: boolean): Lease {
     const spec = lease.spec ?? {}
     const transitions = spec.leaseTransitions ?? 0
+    const holderChanges = takeover && (spec.holderIdentity ?? '') !== this.identity
     return {
       ...lease,
       spec: {
         ...spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: this.leaseDurationSeconds(),
-        acquireTime: microTime(now),
+        acquireTime: takeover ? microTime(now) : (spec.acquireTime ?? microTime(now)),
         renewTime: microTime(now),
-        leaseTransitions: (spec.holderIdentity ?? '') === this.identity ? transitions : transitions + 1,
+        leaseTransitions: holderChanges ? transitions + 1 : transitions,
       },
     }
   }
