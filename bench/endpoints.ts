@@ -27,6 +27,7 @@ import {startControlPlane} from '../test/support/control-plane.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {ensureCrdsWith, namespaceNamed} from './setup.js'
+import {FIELD_MANAGER} from '../src/operator/conventions.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // flags
@@ -223,7 +224,7 @@ const hostsOf = (i: number) => [`app-${i}-a.bench.example.com`, `app-${i}-b.benc
 
 progress(`N=${N} ingresses (${2 * N} hosts), concurrency ${concurrency}, P2 samples ${samples}, idle ${idleMinutes} min; starting the control plane`)
 const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
-const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
+const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 const sim = await ApiSimulator.start()
 let operator: OperatorProcess | undefined
 let exitCode = 0

@@ -12,10 +12,11 @@ import {startControlPlane} from '../test/support/control-plane.js'
 import {ensureCrdsWith, namespaceNamed} from './setup.js'
 import {startOperator} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
+import {FIELD_MANAGER} from '../src/operator/conventions.js'
 
 const minutes = Number(process.argv[process.argv.indexOf('--minutes') + 1] || 1) || 1
 const controlPlane = await startControlPlane()
-const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
+const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 try {
   await ensureCrdsWith(client)
   const namespace = await namespaceNamed(client, 'polycrate')

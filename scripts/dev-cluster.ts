@@ -10,11 +10,11 @@ import {customResourceDefinitions} from '../src/crds/render.js'
 import {KubeClient} from '../src/kube/client.js'
 import {installCrds} from '../src/kube/crd-install.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
-import {DEFAULT_NAMESPACE} from '../src/operator/conventions.js'
+import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../src/operator/conventions.js'
 import {startControlPlane} from '../test/support/control-plane.js'
 
 const controlPlane = await startControlPlane({log: (line) => console.error(line)})
-const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
+const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 await installCrds(client, customResourceDefinitions(allCrds))
 await client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name: DEFAULT_NAMESPACE}})
 client.close()

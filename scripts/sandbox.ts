@@ -18,7 +18,7 @@ import {customResourceDefinitions} from '../src/crds/render.js'
 import {KubeClient, type KubeObject} from '../src/kube/client.js'
 import {applyCrd, installCrds, waitEstablished} from '../src/kube/crd-install.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
-import {DEFAULT_NAMESPACE} from '../src/operator/conventions.js'
+import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../src/operator/conventions.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
 
@@ -28,7 +28,7 @@ const say = (line: string) => console.error(`[sandbox] ${line}`)
 
 say('starting etcd + kube-apiserver + kube-controller-manager (the first run builds them from Go modules: several minutes)…')
 const controlPlane = await startControlPlane({log: (line) => say(line)})
-const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
+const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 let operator: ChildProcess | undefined
 let sim: ApiSimulator | undefined
 let stopping = false

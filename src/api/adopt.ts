@@ -3,15 +3,19 @@
  * create it only when nothing matches; a 409 on create means "it exists" (the contract asks the operator to read
  * it so), so look it up again and adopt that one. A crash between "API create" and "status write", or a POST whose
  * answer got lost and was retried, therefore never makes a duplicate.
+ *
+ * `signal` cancels the whole sequence: it goes into every list and create request (so an already aborted signal
+ * sends nothing), and a delay between post-409 lookups ends at once when it aborts, the next lookup then rejecting
+ * with what the request throws: an ApiNetworkError whose cause is `aborted`.
  */
 import {ApiConflictError} from './errors.js'
-import type {Filters} from './resources.js'
+import type {CallOptions, Filters} from './resources.js'
 
 /** What adoptOrCreate needs of a resource (every `Resource` has it). */
 export interface AdoptableResource<T, CreateBody> {
   readonly collection?: string
-  list(filters?: Filters): AsyncIterable<T>
-  create(body: CreateBody): Promise<T>
+  list(filters?: Filters, options?: CallOptions): AsyncIterable<T>
+  create(body: CreateBody, options?: CallOptions): Promise<T>
 }
 
 export interface AdoptOrCreateOptions<T, CreateBody> {
@@ -24,6 +28,8 @@ export interface AdoptOrCreateOptions<T, CreateBody> {
   conflictLookups?: number
   /** Delay before the second post-409 lookup, doubling after each. Default 100 ms. */
   conflictLookupDelayMs?: number
+  /** Cancels the lookups, the create and the post-409 delays (ApiNetworkError with cause `aborted`). */
+  signal?: AbortSignal
 }
 
 export interface AdoptOrCreateResult<T> {
@@ -36,8 +42,11 @@ export async function adoptOrCreate<T, CreateBody>(
   resource: AdoptableResource<T, CreateBody>,
   options: AdoptOrCreateOptions<T, CreateBody>,
 ): Promise<AdoptOrCreateResult<T>> {
+  const {signal} = options
+  const callOptions: CallOptions = {signal}
+
   const find = async (): Promise<T | undefined> => {
-    for await (const candidate of resource.list(options.lookup)) {
+    for await (const candidate of resource.list(options.lookup, callOptions)) {
       if (!options.matches || options.matches(candidate)) return candidate
     }
     return undefined
@@ -47,14 +56,14 @@ export async function adoptOrCreate<T, CreateBody>(
   if (existing !== undefined) return {object: existing, created: false}
 
   try {
-    return {object: await resource.create(options.body), created: true}
+    return {object: await resource.create(options.body, callOptions), created: true}
   } catch (error) {
     if (!(error instanceof ApiConflictError)) throw error
     const lookups = Math.max(1, options.conflictLookups ?? 5)
     let delay = options.conflictLookupDelayMs ?? 100
     for (let i = 0; i < lookups; i++) {
       if (i > 0) {
-        await new Promise((resolve) => setTimeout(resolve, delay))
+        await sleep(delay, signal)
         delay *= 2
       }
       const found = await find()
@@ -66,4 +75,18 @@ export async function adoptOrCreate<T, CreateBody>(
       `${error.message}; but no existing object matches the lookup (${key})${options.matches ? ' and the match rule' : ''} after ${lookups} lookup${lookups === 1 ? '' : 's'}: the natural key and the API's unique constraint disagree`,
     )
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts first (the next lookup then rejects with the aborted error). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve()
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, {once: true})
+  })
 }

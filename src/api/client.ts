@@ -8,7 +8,17 @@
  * like every other method, although it is not idempotent: the operator's creates go through `adoptOrCreate`
  * (look up by natural key, create, treat 409 as "exists"), so a POST that reached the API before its answer got
  * lost comes back as a 409 on the retry and is adopted, never duplicated. The other POSTs (health report, error
- * report, certificate sync, rollout actions) are safe to repeat.
+ * report, certificate sync, rollout actions) are safe to repeat. `retry.maxAttempts` is exact: at most that many
+ * requests per call, the first included (the operator uses 2, so its work queue's backoff is the only long retry
+ * layer).
+ *
+ * Cancellation: each attempt runs under one signal combining the per-attempt timeout (`timeoutMs`), the
+ * client-wide `options.signal` (operator shutdown) and the call's own `ApiRequest.signal` (e.g. a reconcile's
+ * AbortSignal; every typed resource method takes it as `{signal}` in its last, optional `CallOptions` argument,
+ * and `list()` passes it into every page request). When the client or the call signal aborts, whether before an
+ * attempt, while the request is in flight or during the pause before a retry, the call rejects at once with an
+ * ApiNetworkError whose cause is `aborted`, and nothing is retried. A timeout, by contrast, is an ordinary network
+ * failure (cause `timeout`) and is retried.
  *
  * Secrets: the token is only ever put into the Authorization header. Errors carry method, path, status and the
  * API's error items (with any echo of the token scrubbed), never headers, never the underlying fetch error
@@ -18,9 +28,9 @@ import {operatorVersion} from '../version.js'
 import {performance} from 'node:perf_hooks'
 import {Counter, Histogram, type Registry} from 'prom-client'
 import type {z} from 'zod'
-import type {Logger} from '../operator/logger.js'
-import {silentLogger} from '../operator/logger.js'
-import {backoffDelay} from '../operator/runtime/backoff.js'
+import type {Logger} from '../lib/logger.js'
+import {silentLogger} from '../lib/logger.js'
+import {backoffDelay} from '../lib/backoff.js'
 import {
   ApiContractError,
   ApiNetworkError,
@@ -128,6 +138,11 @@ export interface ApiRequest<T> {
   schema?: z.ZodType<T>
   /** The `resource` metric label: the collection path without ids (`kubernetes/apps`). Derived when left out. */
   resource?: string
+  /**
+   * Cancels this call: aborting it stops the in-flight attempt and any pending retry at once (ApiNetworkError with
+   * cause `aborted`, not retried). Combined with the client-wide `options.signal` and the per-attempt timeout.
+   */
+  signal?: AbortSignal
 }
 
 export interface ApiResponse<T> {
@@ -258,7 +273,8 @@ export class PolycrateApiClient {
 
   /**
    * One API call with retries. Resolves with the (validated) body of a 2xx answer; rejects with an ApiError
-   * subclass otherwise (see errors.ts).
+   * subclass otherwise (see errors.ts). Aborting `req.signal` or the client's signal rejects it at once with an
+   * ApiNetworkError (cause `aborted`), in flight or between attempts.
    */
   async request<T = unknown>(req: ApiRequest<T>): Promise<ApiResponse<T>> {
     const url = this.urlFor(req.path, req.query)
@@ -277,18 +293,21 @@ export class PolycrateApiClient {
       headers['content-type'] = 'application/json'
     }
 
+    // The signals that cancel the whole call (not just one attempt): the client's and this call's own.
+    const cancel = [this.signal, req.signal].filter((s): s is AbortSignal => s !== undefined)
     for (let attempt = 1; ; attempt++) {
-      if (this.signal?.aborted) throw this.networkError(method, path, 'aborted', attempt - 1)
+      if (cancel.some((s) => s.aborted)) throw this.networkError(method, path, 'aborted', attempt - 1)
       const started = performance.now()
       let outcome: {status: number; text: string; headers: Headers} | {cause: string}
       try {
         const timeout = AbortSignal.timeout(this.timeoutMs)
-        const signal = this.signal ? AbortSignal.any([timeout, this.signal]) : timeout
-        const response = await this.fetchImpl(url, {method, headers, body, signal})
-        const text = await response.text()
+        const signal = cancel.length > 0 ? AbortSignal.any([timeout, ...cancel]) : timeout
+        // Raced against the signal as well, so a fetch (or body read) that ignores its signal cannot hold the call.
+        const response = await untilAborted(this.fetchImpl(url, {method, headers, body, signal}), signal)
+        const text = await untilAborted(response.text(), signal)
         outcome = {status: response.status, text, headers: response.headers}
       } catch (error) {
-        outcome = {cause: networkCause(error, this.signal)}
+        outcome = {cause: networkCause(error, cancel)}
       }
       const seconds = (performance.now() - started) / 1000
       this.metrics.requests.inc({method, resource, code: 'cause' in outcome ? 'network' : String(outcome.status)})
@@ -296,7 +315,7 @@ export class PolycrateApiClient {
 
       if ('cause' in outcome) {
         if (outcome.cause !== 'aborted' && attempt < this.maxAttempts) {
-          await this.pause(this.backoff(attempt), {method, path, attempt, cause: outcome.cause})
+          await this.pause(this.backoff(attempt), cancel, {method, path, attempt, cause: outcome.cause})
           continue
         }
         throw this.networkError(method, path, outcome.cause, attempt)
@@ -311,7 +330,7 @@ export class PolycrateApiClient {
       const retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'))
       if ((status === 429 || status >= 500) && attempt < this.maxAttempts) {
         const delay = Math.min(this.maxDelayMs, retryAfterMs ?? this.backoff(attempt))
-        await this.pause(delay, {method, path, attempt, status})
+        await this.pause(delay, cancel, {method, path, attempt, status})
         continue
       }
       throw this.httpError(method, path, status, text, attempt, retryAfterMs)
@@ -375,17 +394,22 @@ export class PolycrateApiClient {
     return Math.min(this.maxDelayMs, backoffDelay(attempt - 1, {initialMs: this.baseDelayMs, maxMs: this.maxDelayMs, factor: 2, jitter: 0.25}))
   }
 
-  private async pause(ms: number, fields: Record<string, unknown>): Promise<void> {
+  /**
+   * The delay before a retry. Resolves early when one of `cancel` aborts (the loop then throws the aborted
+   * ApiNetworkError before the next attempt); its timer and listeners are always removed.
+   */
+  private async pause(ms: number, cancel: readonly AbortSignal[], fields: Record<string, unknown>): Promise<void> {
+    if (cancel.some((s) => s.aborted)) return
     this.logger.warn('polycrate api request failed; retrying', {...fields, maxAttempts: this.maxAttempts, delayMs: Math.round(ms)})
     if (ms <= 0) return
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer)
-        this.signal?.removeEventListener('abort', done)
+        for (const s of cancel) s.removeEventListener('abort', done)
         resolve()
       }
       const timer = setTimeout(done, ms)
-      this.signal?.addEventListener('abort', done, {once: true})
+      for (const s of cancel) s.addEventListener('abort', done, {once: true})
     })
   }
 
@@ -430,9 +454,37 @@ function safeDecode(segment: string): string {
   }
 }
 
-/** A short code for a failed fetch: the system error code, `timeout` or `aborted`; never the error's message. */
-function networkCause(error: unknown, clientSignal: AbortSignal | undefined): string {
-  if (clientSignal?.aborted) return 'aborted'
+/**
+ * Settles like `promise`, or rejects with the signal's reason as soon as the signal aborts (the late outcome of
+ * `promise` is then ignored). The listener is removed either way.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {})
+    return Promise.reject(signal.reason)
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, {once: true})
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
+
+/**
+ * A short code for a failed fetch: the system error code, `timeout` or `aborted`; never the error's message.
+ * `aborted` whenever one of the call's cancel signals (client-wide or per call) has aborted, whatever the error.
+ */
+function networkCause(error: unknown, cancel: readonly AbortSignal[]): string {
+  if (cancel.some((s) => s.aborted)) return 'aborted'
   const name = (error as {name?: unknown} | null)?.name
   if (name === 'TimeoutError') return 'timeout'
   if (name === 'AbortError') return 'aborted'

@@ -142,7 +142,8 @@ export class ApiServerError extends ApiError {
 }
 
 /**
- * No HTTP answer: connection refused or reset, DNS failure, TLS failure, timeout, or the client was stopped.
+ * No HTTP answer: connection refused or reset, DNS failure, TLS failure, timeout, or the call was aborted (cause
+ * `aborted`: the client-wide signal or the call's own signal; never retried).
  * `cause` is a short code: `ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`, `timeout`, `aborted`, … (never the
  * underlying error object, which could drag request details along).
  */
@@ -153,7 +154,7 @@ export class ApiNetworkError extends ApiError {
   constructor(init: Omit<ApiErrorInit, 'status'> & {cause: string; origin: string; timeoutMs?: number}) {
     const reason = init.cause === 'timeout'
       ? `no answer within ${init.timeoutMs === undefined ? 'the timeout' : `${init.timeoutMs} ms`}`
-      : init.cause === 'aborted' ? 'the client was stopped' : init.cause
+      : init.cause === 'aborted' ? 'the call was aborted' : init.cause
     super(
       {...init, status: 0, errors: [{code: init.cause, detail: reason, attr: null}]},
       `Cannot reach the Polycrate API at ${init.origin} for ${init.method} ${init.path} (${reason}); gave up after ${attemptsText(init.attempts)}. Check the API URL and the network.`,

@@ -38,6 +38,7 @@ export {
   S3BucketsResource,
   SystemConfigApi,
   WorkspacesResource,
+  type CallOptions,
   type DeleteOutcome,
   type Filters,
   type PageParams,

@@ -53,6 +53,15 @@ export interface PageParams {
   page_size?: number
 }
 
+/**
+ * Per-call options, the optional last argument of every method that makes requests. `signal` (e.g. a reconcile's
+ * AbortSignal) goes into every request the method makes (each page of a `list()`); aborting it stops the in-flight
+ * request and any pending retry at once with an ApiNetworkError whose cause is `aborted`.
+ */
+export interface CallOptions {
+  signal?: AbortSignal
+}
+
 /** Result of a delete: 204 → `deleted`, 202 → `soft-deleted` (gone once `is_deleted`), 404 → `not-found`. */
 export type DeleteOutcome = 'deleted' | 'soft-deleted' | 'not-found'
 
@@ -80,17 +89,18 @@ export class ReadOnlyResource<T> {
   }
 
   /** One page as the API sends it: `{count, next, previous, results}`. */
-  async listPage(filters: Filters & PageParams = {}): Promise<Page<T>> {
-    const {data} = await this.client.request({method: 'GET', path: apiPath(this.collection), query: filters as Query, schema: this.pageSchema, resource: this.collection})
+  async listPage(filters: Filters & PageParams = {}, options: CallOptions = {}): Promise<Page<T>> {
+    const {data} = await this.client.request({method: 'GET', path: apiPath(this.collection), query: filters as Query, schema: this.pageSchema, resource: this.collection, signal: options.signal})
     return data
   }
 
   /**
    * Every matching object, page by page: follows `next` links (kept on the client's origin); when the API leaves
-   * `next` out entirely, counts pages up with `page=` until `count` objects were seen.
+   * `next` out entirely, counts pages up with `page=` until `count` objects were seen. `options.signal` goes into
+   * every page request, so aborting it between pages ends the iteration with the aborted ApiNetworkError.
    */
-  async *list(filters: Filters & PageParams = {}): AsyncGenerator<T, void, undefined> {
-    let page = await this.listPage(filters)
+  async *list(filters: Filters & PageParams = {}, options: CallOptions = {}): AsyncGenerator<T, void, undefined> {
+    let page = await this.listPage(filters, options)
     let pageNumber = typeof filters.page === 'number' ? filters.page : 1
     let seen = 0
     const visited = new Set<string>()
@@ -101,11 +111,11 @@ export class ReadOnlyResource<T> {
       if (typeof page.next === 'string' && page.next !== '') {
         if (visited.has(page.next)) return
         visited.add(page.next)
-        const {data} = await this.client.request({method: 'GET', path: page.next, schema: this.pageSchema, resource: this.collection})
+        const {data} = await this.client.request({method: 'GET', path: page.next, schema: this.pageSchema, resource: this.collection, signal: options.signal})
         page = data
       } else if (page.next === undefined && seen < page.count) {
         pageNumber++
-        page = await this.listPage({...filters, page: pageNumber})
+        page = await this.listPage({...filters, page: pageNumber}, options)
       } else {
         return
       }
@@ -113,21 +123,21 @@ export class ReadOnlyResource<T> {
   }
 
   /** Every matching object in one array (all pages). */
-  async listAll(filters: Filters & PageParams = {}): Promise<T[]> {
+  async listAll(filters: Filters & PageParams = {}, options: CallOptions = {}): Promise<T[]> {
     const all: T[] = []
-    for await (const item of this.list(filters)) all.push(item)
+    for await (const item of this.list(filters, options)) all.push(item)
     return all
   }
 
   /** The first match (e.g. `{name_exact: 'web', k8s_cluster: id}`), or undefined. */
-  async findOne(filters: Filters): Promise<T | undefined> {
-    const page = await this.listPage(filters)
+  async findOne(filters: Filters, options: CallOptions = {}): Promise<T | undefined> {
+    const page = await this.listPage(filters, options)
     return page.results[0]
   }
 
   /** The detail object; ApiNotFoundError when it does not exist. */
-  async get(id: string): Promise<T> {
-    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id), schema: this.schema, resource: this.collection})
+  async get(id: string, options: CallOptions = {}): Promise<T> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id), schema: this.schema, resource: this.collection, signal: options.signal})
     return data
   }
 }
@@ -135,27 +145,27 @@ export class ReadOnlyResource<T> {
 /** Full CRUD on `/api/v1/<collection>/`. */
 export class Resource<T, CreateBody, UpdateBody = Partial<CreateBody>> extends ReadOnlyResource<T> {
   /** POST; a unique-constraint clash is an ApiConflictError (409): use adoptOrCreate to make creates idempotent. */
-  async create(body: CreateBody): Promise<T> {
-    const {data} = await this.client.request({method: 'POST', path: apiPath(this.collection), body, schema: this.schema, resource: this.collection})
+  async create(body: CreateBody, options: CallOptions = {}): Promise<T> {
+    const {data} = await this.client.request({method: 'POST', path: apiPath(this.collection), body, schema: this.schema, resource: this.collection, signal: options.signal})
     return data
   }
 
   /** PATCH: only the given fields change. */
-  async update(id: string, partial: UpdateBody): Promise<T> {
-    const {data} = await this.client.request({method: 'PATCH', path: this.itemPath(id), body: partial, schema: this.schema, resource: this.collection})
+  async update(id: string, partial: UpdateBody, options: CallOptions = {}): Promise<T> {
+    const {data} = await this.client.request({method: 'PATCH', path: this.itemPath(id), body: partial, schema: this.schema, resource: this.collection, signal: options.signal})
     return data
   }
 
   /** PUT: the whole writable object. */
-  async replace(id: string, body: CreateBody): Promise<T> {
-    const {data} = await this.client.request({method: 'PUT', path: this.itemPath(id), body, schema: this.schema, resource: this.collection})
+  async replace(id: string, body: CreateBody, options: CallOptions = {}): Promise<T> {
+    const {data} = await this.client.request({method: 'PUT', path: this.itemPath(id), body, schema: this.schema, resource: this.collection, signal: options.signal})
     return data
   }
 
   /** Idempotent delete: 204 → `deleted`, 202 → `soft-deleted`, 404 → `not-found`. */
-  async delete(id: string): Promise<DeleteOutcome> {
+  async delete(id: string, options: CallOptions = {}): Promise<DeleteOutcome> {
     try {
-      const {status} = await this.client.request({method: 'DELETE', path: this.itemPath(id), resource: this.collection})
+      const {status} = await this.client.request({method: 'DELETE', path: this.itemPath(id), resource: this.collection, signal: options.signal})
       return status === 202 ? 'soft-deleted' : 'deleted'
     } catch (error) {
       if (error instanceof ApiNotFoundError) return 'not-found'
@@ -167,8 +177,8 @@ export class Resource<T, CreateBody, UpdateBody = Partial<CreateBody>> extends R
 /** Certificates: CRUD plus the operator's sync of a raw cert-manager Certificate. */
 export class CertificatesResource extends Resource<Certificate, CertificateRequest> {
   /** `POST /api/v1/certificates/sync/`: creates or updates the Certificate from the raw CR. */
-  async sync(body: CertificateSyncRequest): Promise<CertificateSync> {
-    const {data} = await this.client.request({method: 'POST', path: `${apiPath(this.collection)}sync/`, body, schema: certificateSync, resource: `${this.collection}/sync`})
+  async sync(body: CertificateSyncRequest, options: CallOptions = {}): Promise<CertificateSync> {
+    const {data} = await this.client.request({method: 'POST', path: `${apiPath(this.collection)}sync/`, body, schema: certificateSync, resource: `${this.collection}/sync`, signal: options.signal})
     return data
   }
 }
@@ -180,8 +190,8 @@ export class S3BucketsResource extends Resource<S3Bucket, S3BucketRegionRequest>
   }
 
   /** `GET /api/v1/s3/buckets/{id}/credentials/`: access and secret keys. 403 without access, 404 if no bucket. */
-  async credentials(id: string): Promise<S3CredentialListResponse> {
-    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'credentials'), schema: s3CredentialListResponse, resource: `${this.collection}/credentials`})
+  async credentials(id: string, options: CallOptions = {}): Promise<S3CredentialListResponse> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'credentials'), schema: s3CredentialListResponse, resource: `${this.collection}/credentials`, signal: options.signal})
     return data
   }
 }
@@ -193,9 +203,9 @@ export class DnsZonesResource extends Resource<DNSZoneSimple, Record<string, unk
   }
 
   /** The longest matching zone in the caller's scope (internal first, then primary external); undefined on 404. */
-  async resolve(fqdn: string): Promise<DNSZoneSimple | undefined> {
+  async resolve(fqdn: string, options: CallOptions = {}): Promise<DNSZoneSimple | undefined> {
     try {
-      const {data} = await this.client.request({method: 'GET', path: `${apiPath(this.collection)}resolve/`, query: {fqdn}, schema: dnsZoneSimple, resource: `${this.collection}/resolve`})
+      const {data} = await this.client.request({method: 'GET', path: `${apiPath(this.collection)}resolve/`, query: {fqdn}, schema: dnsZoneSimple, resource: `${this.collection}/resolve`, signal: options.signal})
       return data
     } catch (error) {
       if (error instanceof ApiNotFoundError) return undefined
@@ -211,8 +221,8 @@ export class WorkspacesResource extends Resource<Workspace, WorkspaceRequest> {
   }
 
   /** `GET /api/v1/workspaces/{id}/maintenance-window-status/` (workspace → org → system default). */
-  async maintenanceWindowStatus(id: string): Promise<MaintenanceWindowStatus> {
-    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'maintenance-window-status'), schema: maintenanceWindowStatus, resource: `${this.collection}/maintenance-window-status`})
+  async maintenanceWindowStatus(id: string, options: CallOptions = {}): Promise<MaintenanceWindowStatus> {
+    const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'maintenance-window-status'), schema: maintenanceWindowStatus, resource: `${this.collection}/maintenance-window-status`, signal: options.signal})
     return data
   }
 }
@@ -222,20 +232,20 @@ export class AgentApi {
   constructor(private readonly client: PolycrateApiClient) {}
 
   /** `POST /api/v1/agent/health/` (201): registers the agent, updates `last_seen`, returns workspace/org. */
-  async health(body: AgentHealthDataRequest): Promise<AgentHealthSubmissionResponse> {
-    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/health/', body, schema: agentHealthSubmissionResponse, resource: 'agent/health'})
+  async health(body: AgentHealthDataRequest, options: CallOptions = {}): Promise<AgentHealthSubmissionResponse> {
+    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/health/', body, schema: agentHealthSubmissionResponse, resource: 'agent/health', signal: options.signal})
     return data
   }
 
   /** `GET /api/v1/agent/endpoints/` with `X-Agent-ID`: a plain array, not paginated. */
-  async endpoints(agentId: string): Promise<AgentEndpoint[]> {
-    const {data} = await this.client.request({method: 'GET', path: '/api/v1/agent/endpoints/', headers: {'x-agent-id': agentId}, schema: z.array(agentEndpoint), resource: 'agent/endpoints'})
+  async endpoints(agentId: string, options: CallOptions = {}): Promise<AgentEndpoint[]> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/agent/endpoints/', headers: {'x-agent-id': agentId}, schema: z.array(agentEndpoint), resource: 'agent/endpoints', signal: options.signal})
     return data
   }
 
   /** `POST /api/v1/agent/errors/` (201). */
-  async errors(report: AgentErrorReportRequest): Promise<AgentErrorReportResponse> {
-    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/errors/', body: report, schema: agentErrorReportResponse, resource: 'agent/errors'})
+  async errors(report: AgentErrorReportRequest, options: CallOptions = {}): Promise<AgentErrorReportResponse> {
+    const {data} = await this.client.request({method: 'POST', path: '/api/v1/agent/errors/', body: report, schema: agentErrorReportResponse, resource: 'agent/errors', signal: options.signal})
     return data
   }
 }
@@ -244,13 +254,13 @@ export class AgentApi {
 export class SystemConfigApi {
   constructor(private readonly client: PolycrateApiClient) {}
 
-  async get(): Promise<SystemConfig> {
-    const {data} = await this.client.request({method: 'GET', path: '/api/v1/system/config/', schema: systemConfig, resource: 'system/config'})
+  async get(options: CallOptions = {}): Promise<SystemConfig> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/system/config/', schema: systemConfig, resource: 'system/config', signal: options.signal})
     return data
   }
 
-  async patch(partial: SystemConfigPatch): Promise<SystemConfig> {
-    const {data} = await this.client.request({method: 'PATCH', path: '/api/v1/system/config/', body: partial, schema: systemConfig, resource: 'system/config'})
+  async patch(partial: SystemConfigPatch, options: CallOptions = {}): Promise<SystemConfig> {
+    const {data} = await this.client.request({method: 'PATCH', path: '/api/v1/system/config/', body: partial, schema: systemConfig, resource: 'system/config', signal: options.signal})
     return data
   }
 }
@@ -260,32 +270,33 @@ export class OperatorRolloutApi {
   constructor(private readonly client: PolycrateApiClient) {}
 
   /** `GET /api/v1/operator-rollout/`: the fleet dashboard. */
-  async status(): Promise<RolloutDashboard> {
-    const {data} = await this.client.request({method: 'GET', path: '/api/v1/operator-rollout/', schema: rolloutDashboard, resource: 'operator-rollout'})
+  async status(options: CallOptions = {}): Promise<RolloutDashboard> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/operator-rollout/', schema: rolloutDashboard, resource: 'operator-rollout', signal: options.signal})
     return data
   }
 
   /** Puts the cluster into the next batch regardless of the canary gate. */
-  force(clusterId: string): Promise<RolloutCluster> {
-    return this.action(clusterId, 'force-update')
+  force(clusterId: string, options: CallOptions = {}): Promise<RolloutCluster> {
+    return this.action(clusterId, 'force-update', options)
   }
 
   /** Keeps the cluster out of rollouts until resumed. */
-  pause(clusterId: string): Promise<RolloutCluster> {
-    return this.action(clusterId, 'pause')
+  pause(clusterId: string, options: CallOptions = {}): Promise<RolloutCluster> {
+    return this.action(clusterId, 'pause', options)
   }
 
   /** Undoes pause. */
-  resume(clusterId: string): Promise<RolloutCluster> {
-    return this.action(clusterId, 'resume')
+  resume(clusterId: string, options: CallOptions = {}): Promise<RolloutCluster> {
+    return this.action(clusterId, 'resume', options)
   }
 
-  private async action(clusterId: string, action: 'force-update' | 'pause' | 'resume'): Promise<RolloutCluster> {
+  private async action(clusterId: string, action: 'force-update' | 'pause' | 'resume', options: CallOptions): Promise<RolloutCluster> {
     const {data} = await this.client.request({
       method: 'POST',
       path: `/api/v1/operator-rollout/${encodeURIComponent(clusterId)}/${action}/`,
       schema: rolloutCluster,
       resource: `operator-rollout/${action}`,
+      signal: options.signal,
     })
     return data
   }

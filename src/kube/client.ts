@@ -7,7 +7,6 @@ import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
 import type {KubeConfig} from '@kubernetes/client-node'
-import {FIELD_MANAGER} from '../operator/conventions.js'
 import type {LoadedKubeConfig} from './kubeconfig.js'
 
 export interface KubeObject {
@@ -82,25 +81,34 @@ export interface RequestOptions {
 }
 
 
+export interface KubeClientOptions {
+  /** Server URL instead of the kubeconfig's (e.g. a second apiserver in tests). */
+  server?: string
+  /** The field manager of server-side applies that name none (e.g. `polycrate-operator`). */
+  fieldManager?: string
+}
+
 export class KubeClient {
   readonly server: string
+  readonly fieldManager?: string
   /** Called once per request with the method and the HTTP status (or `<error>`), e.g. for rest_client metrics. */
   onResponse?: (method: string, code: string) => void
   private readonly agent: http.Agent
 
   constructor(
     private readonly kubeConfig: KubeConfig,
-    server?: string,
+    options: KubeClientOptions = {},
   ) {
-    this.server = (server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
+    this.server = (options.server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
+    this.fieldManager = options.fieldManager
     const isHttps = this.server.startsWith('https:')
     this.agent = isHttps
       ? new https.Agent({keepAlive: true, maxSockets: 64})
       : new http.Agent({keepAlive: true, maxSockets: 64})
   }
 
-  static from(loaded: LoadedKubeConfig): KubeClient {
-    return new KubeClient(loaded.kubeConfig, loaded.server)
+  static from(loaded: LoadedKubeConfig, options: Omit<KubeClientOptions, 'server'> = {}): KubeClient {
+    return new KubeClient(loaded.kubeConfig, {...options, server: loaded.server})
   }
 
   /** Frees the keep-alive sockets; call when done so the process can exit. */
@@ -137,39 +145,42 @@ export class KubeClient {
     }
   }
 
-  create<T extends KubeObject>(ref: ResourceRef, body: object, query?: RequestOptions['query']): Promise<T> {
-    return this.request<T>({method: 'POST', path: resourcePath({...ref, name: undefined}), body, query})
+  create<T extends KubeObject>(ref: ResourceRef, body: object, query?: RequestOptions['query'], options: {signal?: AbortSignal} = {}): Promise<T> {
+    return this.request<T>({method: 'POST', path: resourcePath({...ref, name: undefined}), body, query, signal: options.signal})
   }
 
-  /** Server-side apply of a whole object we own. */
+  /** Server-side apply of a whole object we own (as `options.fieldManager`, else the client's field manager). */
   apply<T extends KubeObject>(
     ref: ResourceRef,
     body: object,
-    options: {fieldManager?: string; force?: boolean; dryRun?: boolean} = {},
+    options: {fieldManager?: string; force?: boolean; dryRun?: boolean; signal?: AbortSignal} = {},
   ): Promise<T> {
+    const fieldManager = options.fieldManager ?? this.fieldManager
+    if (!fieldManager) throw new Error('server-side apply needs a field manager: pass one to the KubeClient or to apply()')
     return this.request<T>({
+      signal: options.signal,
       method: 'PATCH',
       path: resourcePath(ref),
       body,
       contentType: 'application/apply-patch+yaml',
       query: {
-        fieldManager: options.fieldManager ?? FIELD_MANAGER,
+        fieldManager,
         force: options.force ?? true,
         dryRun: options.dryRun ? 'All' : undefined,
       },
     })
   }
 
-  mergePatch<T extends KubeObject>(ref: ResourceRef, patch: unknown): Promise<T> {
-    return this.request<T>({method: 'PATCH', path: resourcePath(ref), body: patch, contentType: 'application/merge-patch+json'})
+  mergePatch<T extends KubeObject>(ref: ResourceRef, patch: unknown, options: {signal?: AbortSignal} = {}): Promise<T> {
+    return this.request<T>({method: 'PATCH', path: resourcePath(ref), body: patch, contentType: 'application/merge-patch+json', signal: options.signal})
   }
 
-  replace<T extends KubeObject>(ref: ResourceRef, body: object): Promise<T> {
-    return this.request<T>({method: 'PUT', path: resourcePath(ref), body})
+  replace<T extends KubeObject>(ref: ResourceRef, body: object, options: {signal?: AbortSignal} = {}): Promise<T> {
+    return this.request<T>({method: 'PUT', path: resourcePath(ref), body, signal: options.signal})
   }
 
-  delete(ref: ResourceRef): Promise<unknown> {
-    return this.request({method: 'DELETE', path: resourcePath(ref)})
+  delete(ref: ResourceRef, options: {signal?: AbortSignal} = {}): Promise<unknown> {
+    return this.request({method: 'DELETE', path: resourcePath(ref), signal: options.signal})
   }
 
   private async open(options: RequestOptions): Promise<http.IncomingMessage> {

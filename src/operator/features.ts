@@ -4,7 +4,7 @@
  * the CRDs they need change — without a restart.
  */
 import type {OperatorConfig, ControllerState} from './config/operator-config.js'
-import type {Logger} from './logger.js'
+import type {Logger} from '../lib/logger.js'
 import type {CrdGate} from './runtime/crd-gate.js'
 import type {Manager} from './runtime/manager.js'
 

@@ -6,7 +6,7 @@ import {OPERATOR_NAME} from './conventions.js'
 import {FeatureSet, type Feature} from './features.js'
 import {defaultFeatures} from './features/index.js'
 import {ApiSession} from './agent/api-session.js'
-import type {Logger} from './logger.js'
+import type {Logger} from '../lib/logger.js'
 import {CrdGate} from './runtime/crd-gate.js'
 import {Manager, type ManagerOptions} from './runtime/manager.js'
 
@@ -43,8 +43,11 @@ export function createOperator(options: OperatorOptions): Operator {
     features,
     api,
     async run(signal) {
-      await manager.run(signal)
-      await features.stopAll()
+      try {
+        await manager.run(signal)
+      } finally {
+        await features.stopAll()
+      }
     },
   }
 }

@@ -10,6 +10,7 @@ import {
   adoptOrCreate,
   ApiAuthError,
   ApiConflictError,
+  ApiNetworkError,
   ApiNotFoundError,
   ApiValidationError,
   PolycrateApiClient,
@@ -415,6 +416,31 @@ describe('Polycrate API contract: client ↔ simulator', function () {
       assert.equal(first.count, 7)
       assert.equal(first.results.length, 1)
       assert.equal(first.next ?? null, null)
+    })
+
+    it('a call signal aborted between pages ends the listing: no further page request', async () => {
+      for (let i = 0; i < 5; i++) await t.agent.hosts.create({name: `cancel-${i}`, hostname: `cancel-${i}.local`, role: 'generic'})
+      sim.clearRequests()
+      const controller = new AbortController()
+      const seen: string[] = []
+      await assert.rejects((async () => {
+        for await (const h of t.agent.hosts.list({search: 'cancel-', page_size: 2}, {signal: controller.signal})) {
+          seen.push(h.name)
+          if (seen.length === 2) controller.abort()
+        }
+      })(), (error: unknown) => error instanceof ApiNetworkError && error.cause === 'aborted')
+      assert.equal(seen.length, 2)
+      assert.equal(sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/hosts/').length, 1)
+    })
+
+    it('adoptOrCreate with an aborted signal sends nothing and creates nothing', async () => {
+      sim.clearRequests()
+      await assert.rejects(
+        adoptOrCreate(t.agent.hosts, {lookup: {name_exact: 'never-created'}, body: {name: 'never-created', hostname: 'never.local'}, signal: AbortSignal.abort()}),
+        (error: unknown) => error instanceof ApiNetworkError && error.cause === 'aborted',
+      )
+      assert.equal(sim.requests.length, 0)
+      assert.equal(sim.list('hosts').filter((o) => o.name === 'never-created').length, 0)
     })
 
     it('multi-valued filters are repeated query parameters (kind=http&kind=tcp)', async () => {

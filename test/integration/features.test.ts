@@ -5,7 +5,7 @@ import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {Controller} from '../../src/operator/runtime/controller.js'
 import {createOperator} from '../../src/operator/operator.js'
 import type {Feature} from '../../src/operator/features.js'
-import {silentLogger} from '../../src/operator/logger.js'
+import {silentLogger} from '../../src/lib/logger.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
 

@@ -9,6 +9,7 @@ import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
+import {FIELD_MANAGER} from '../../src/operator/conventions.js'
 
 // Short timings: lease 3 s, renew deadline 2 s, retry 0.5 s.
 const LEASE = 3000
@@ -127,7 +128,7 @@ describe('leader election on a real kube-apiserver', () => {
     const proxy = await TcpProxy.start(controlPlane().server)
     proxies.push(proxy)
     const file = await writeKubeconfig(path.join(controlPlane().dir, `proxied-${proxy.port}`), `https://127.0.0.1:${proxy.port}`, controlPlane().token)
-    const c = KubeClient.from(loadKubeConfig({kubeconfig: file}))
+    const c = KubeClient.from(loadKubeConfig({kubeconfig: file}), {fieldManager: FIELD_MANAGER})
     clients.push(c)
     return {proxy, client: c}
   }

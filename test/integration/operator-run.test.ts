@@ -7,6 +7,7 @@ import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
+import {FIELD_MANAGER} from '../../src/operator/conventions.js'
 
 const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
@@ -81,7 +82,7 @@ describe('polycrate operator run (a real process against the real apiserver)', f
 
     // The operator's apiserver goes away; a second one on the same etcd stays, and the change is made there.
     const extra = await controlPlane().startExtraApiServer()
-    const other = KubeClient.from(loadKubeConfig({kubeconfig: extra.kubeconfigPath}))
+    const other = KubeClient.from(loadKubeConfig({kubeconfig: extra.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
     try {
       await controlPlane().stopApiServer()
       await other.mergePatch(configRef(namespace), {spec: {api_sync: {enabled: true, api_url: 'ftp://wrong'}}})

@@ -6,6 +6,7 @@ import {KubeClient} from '../../src/kube/client.js'
 import {installCrds} from '../../src/kube/crd-install.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {startControlPlane, type ControlPlane} from './control-plane.js'
+import {FIELD_MANAGER} from '../../src/operator/conventions.js'
 
 let current: ControlPlane | undefined
 
@@ -28,7 +29,7 @@ export function controlPlane(): ControlPlane {
 
 /** A client for the test cluster, with admin rights. Close it in `after`. */
 export function adminClient(): KubeClient {
-  return KubeClient.from(loadKubeConfig({kubeconfig: controlPlane().kubeconfigPath}))
+  return KubeClient.from(loadKubeConfig({kubeconfig: controlPlane().kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 }
 
 let crdsInstalled: Promise<unknown> | undefined

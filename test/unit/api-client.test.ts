@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import {getEventListeners} from 'node:events'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {inspect} from 'node:util'
@@ -19,7 +20,7 @@ import {
   resourceLabel,
   type PolycrateApiClientOptions,
 } from '../../src/api/index.js'
-import {createLogger} from '../../src/operator/logger.js'
+import {createLogger} from '../../src/lib/logger.js'
 
 const TOKEN = 'pct_secret-TOKEN-0123456789abcdef'
 const CLUSTER = '3f1c8a52-6a7e-4c1b-9f55-0b5f3c1e2d4a'
@@ -83,6 +84,31 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 const contractError = (code: string, detail: string, attr: string | null = null) => ({type: 'client_error', errors: [{code, detail, attr}]})
 const page = (results: unknown[], next: string | null = null, count = results.length) => ({count, next, previous: null, results})
 const app = (id: string, name: string, extra: Record<string, unknown> = {}) => ({id, name, k8s_cluster: CLUSTER, ...extra})
+
+interface FetchCall {
+  url: string
+  method: string
+  signal: AbortSignal | undefined
+}
+
+/**
+ * A fake `fetch` (passed as the client's `fetch` option): records every call and answers with `respond`, which
+ * may return a promise that never settles (a request in flight that ignores its signal).
+ */
+function fakeFetch(respond: (call: FetchCall, n: number) => Response | Promise<Response>): {fetch: typeof fetch; calls: FetchCall[]} {
+  const calls: FetchCall[] = []
+  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call: FetchCall = {url: String(input), method: init?.method ?? 'GET', signal: init?.signal ?? undefined}
+    calls.push(call)
+    return respond(call, calls.length)
+  }
+  return {fetch: fake as typeof fetch, calls}
+}
+
+const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {status, headers: {'content-type': 'application/json', ...headers}})
+const pending = () => new Promise<Response>(() => {})
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -357,6 +383,222 @@ describe('PolycrateApiClient', function () {
       assert.ok(error instanceof ApiNetworkError)
       assert.equal(error.cause, 'aborted')
       assert.ok(Date.now() - started < 2_000)
+    })
+  })
+
+  describe('cancellation (per-call signal)', () => {
+    const isAborted = (error: Error, attempts: number) => {
+      assert.ok(error instanceof ApiNetworkError, `${error.name}: ${error.message}`)
+      assert.equal(error.cause, 'aborted')
+      assert.equal(error.status, 0)
+      assert.equal(error.attempts, attempts)
+    }
+
+    it('aborting the call signal while the request is in flight rejects at once with cause aborted and no retry', async () => {
+      const {fetch, calls} = fakeFetch(() => pending()) // ignores its signal: the client must not wait for it
+      const controller = new AbortController()
+      const c = client({fetch, retry: {maxAttempts: 5, baseDelayMs: 1}})
+      setTimeout(() => controller.abort(), 20)
+      const started = Date.now()
+      const error = await rejection(c.request({method: 'GET', path: '/api/v1/hosts/h1/', signal: controller.signal}))
+      assert.ok(Date.now() - started < 2_000)
+      isAborted(error, 1)
+      assert.equal(calls[0]?.signal?.aborted, true, 'the signal handed to fetch aborts with the call signal')
+      await delay(50)
+      assert.equal(calls.length, 1, 'no second attempt')
+    })
+
+    it('also when the fetch honours its signal and rejects with an AbortError', async () => {
+      const {fetch, calls} = fakeFetch((call) => new Promise<Response>((_resolve, reject) => call.signal?.addEventListener('abort', () => reject(call.signal?.reason))))
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(new Error('reconcile cancelled')), 20)
+      const error = await rejection(client({fetch}).endpoints.get('e1', {signal: controller.signal}))
+      isAborted(error, 1)
+      await delay(50)
+      assert.equal(calls.length, 1)
+    })
+
+    it('aborting during the retry pause after a 503 rejects promptly without the next attempt', async () => {
+      const controller = new AbortController()
+      const {fetch, calls} = fakeFetch(() => {
+        setTimeout(() => controller.abort(), 20)
+        return jsonResponse(503, contractError('service_unavailable', 'Later.'), {'retry-after': '30'})
+      })
+      const c = client({fetch, retry: {maxAttempts: 5, baseDelayMs: 30_000, maxDelayMs: 60_000}})
+      const started = Date.now()
+      const error = await rejection(c.hosts.get('h1', {signal: controller.signal}))
+      assert.ok(Date.now() - started < 2_000, 'did not wait for Retry-After')
+      isAborted(error, 1)
+      await delay(50)
+      assert.equal(calls.length, 1, 'no second attempt')
+    })
+
+    it('the client signal and the call signal both stop a pending retry', async () => {
+      for (const which of ['client', 'call'] as const) {
+        const controller = new AbortController()
+        const {fetch, calls} = fakeFetch(() => jsonResponse(503, {}))
+        const c = client({fetch, retry: {maxAttempts: 5, baseDelayMs: 30_000, maxDelayMs: 30_000}, ...(which === 'client' ? {signal: controller.signal} : {})})
+        setTimeout(() => controller.abort(), 20)
+        const error = await rejection(c.hosts.get('h1', which === 'call' ? {signal: controller.signal} : {}))
+        isAborted(error, 1)
+        assert.equal(calls.length, 1, which)
+      }
+    })
+
+    it('an already aborted call signal sends nothing', async () => {
+      const {fetch, calls} = fakeFetch(() => jsonResponse(200, {}))
+      const error = await rejection(client({fetch}).request({method: 'GET', path: '/api/v1/hosts/', signal: AbortSignal.abort()}))
+      isAborted(error, 0)
+      assert.equal(calls.length, 0)
+    })
+
+    it('removes its abort listeners from the call and client signals after retries', async () => {
+      const call = new AbortController()
+      const clientWide = new AbortController()
+      const {fetch, calls} = fakeFetch((_call, n) => (n === 1 ? jsonResponse(503, {}) : jsonResponse(200, app('a1', 'web'))))
+      const got = await client({fetch, signal: clientWide.signal}).k8sApps.get('a1', {signal: call.signal})
+      assert.equal(got.id, 'a1')
+      assert.equal(calls.length, 2)
+      assert.equal(getEventListeners(call.signal, 'abort').length, 0)
+      assert.equal(getEventListeners(clientWide.signal, 'abort').length, 0)
+    })
+
+    it('a timeout is still retried when a call signal is given (it is not an abort)', async () => {
+      const {fetch, calls} = fakeFetch((call) => new Promise<Response>((_resolve, reject) => call.signal?.addEventListener('abort', () => reject(call.signal?.reason))))
+      const error = await rejection(client({fetch, timeoutMs: 30, retry: {maxAttempts: 2, baseDelayMs: 1}}).hosts.get('h1', {signal: new AbortController().signal}))
+      assert.ok(error instanceof ApiNetworkError)
+      assert.equal(error.cause, 'timeout')
+      assert.equal(calls.length, 2)
+    })
+
+    it('every typed method passes its signal into the request', async () => {
+      const {fetch, calls} = fakeFetch(() => jsonResponse(200, {}))
+      const c = client({fetch})
+      const opts = {signal: AbortSignal.abort()}
+      const methods: Array<[string, () => Promise<unknown>]> = [
+        ['listPage', () => c.k8sApps.listPage({}, opts)],
+        ['list', async () => {
+          for await (const item of c.k8sApps.list({}, opts)) void item
+        }],
+        ['listAll', () => c.k8sApps.listAll({}, opts)],
+        ['findOne', () => c.k8sApps.findOne({name_exact: 'web'}, opts)],
+        ['get', () => c.k8sApps.get('a1', opts)],
+        ['create', () => c.k8sApps.create({name: 'web'}, opts)],
+        ['update', () => c.k8sApps.update('a1', {name: 'web'}, opts)],
+        ['replace', () => c.hosts.replace('h1', {name: 'h', hostname: 'h'}, opts)],
+        ['delete', () => c.endpoints.delete('e1', opts)],
+        ['artifacts.get', () => c.artifacts.get('x', opts)],
+        ['certificates.sync', () => c.certificates.sync({cert_data: {}, k8s_cluster_id: 1, organization_id: 2}, opts)],
+        ['s3Buckets.credentials', () => c.s3Buckets.credentials('b1', opts)],
+        ['dnsZones.resolve', () => c.dnsZones.resolve('a.example.com', opts)],
+        ['workspaces.maintenanceWindowStatus', () => c.workspaces.maintenanceWindowStatus('w1', opts)],
+        ['agent.health', () => c.agent.health({}, opts)],
+        ['agent.endpoints', () => c.agent.endpoints('agent-1', opts)],
+        ['agent.errors', () => c.agent.errors({error_type: 'x', error_message: 'y'} as never, opts)],
+        ['systemConfig.get', () => c.systemConfig.get(opts)],
+        ['systemConfig.patch', () => c.systemConfig.patch({}, opts)],
+        ['operatorRollout.status', () => c.operatorRollout.status(opts)],
+        ['operatorRollout.force', () => c.operatorRollout.force(CLUSTER, opts)],
+        ['operatorRollout.pause', () => c.operatorRollout.pause(CLUSTER, opts)],
+        ['operatorRollout.resume', () => c.operatorRollout.resume(CLUSTER, opts)],
+      ]
+      for (const [name, call] of methods) {
+        const error = await rejection(call())
+        assert.ok(error instanceof ApiNetworkError && error.cause === 'aborted', `${name}: ${error.message}`)
+      }
+      assert.equal(calls.length, 0)
+    })
+
+    it('endpoints.get(id, {signal}) stops an in-flight request', async () => {
+      const {fetch, calls} = fakeFetch(() => pending())
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 20)
+      const error = await rejection(client({fetch}).endpoints.get('e1', {signal: controller.signal}))
+      isAborted(error, 1)
+      assert.equal(calls[0]?.url.endsWith('/api/v1/endpoints/e1/'), true)
+      assert.equal(calls.length, 1)
+    })
+
+    it('list() passes the signal into every page request: aborting between pages ends the iteration', async () => {
+      const next = `${server.url}/api/v1/kubernetes/apps/?page=2`
+      const {fetch, calls} = fakeFetch((call) =>
+        call.url.includes('page=2') ? jsonResponse(200, page([app('a3', 'three')], null, 3)) : jsonResponse(200, page([app('a1', 'one'), app('a2', 'two')], next, 3)))
+      const c = client({fetch})
+
+      // Not aborted: both pages, each request under the call signal.
+      const controller = new AbortController()
+      const ids: string[] = []
+      for await (const a of c.k8sApps.list({}, {signal: controller.signal})) ids.push(a.id)
+      assert.deepEqual(ids, ['a1', 'a2', 'a3'])
+      assert.equal(calls.length, 2)
+      controller.abort()
+      assert.ok(calls.every((call) => call.signal?.aborted), 'every page request ran under the call signal')
+
+      // Aborted after the first page: no second page request.
+      calls.length = 0
+      const stop = new AbortController()
+      const seen: string[] = []
+      const error = await rejection((async () => {
+        for await (const a of c.k8sApps.list({}, {signal: stop.signal})) {
+          seen.push(a.id)
+          if (a.id === 'a2') stop.abort()
+        }
+      })())
+      isAborted(error, 0)
+      assert.deepEqual(seen, ['a1', 'a2'])
+      assert.equal(calls.length, 1)
+    })
+
+    it('adoptOrCreate with an aborted signal makes no request', async () => {
+      const {fetch, calls} = fakeFetch(() => jsonResponse(200, page([])))
+      const error = await rejection(adoptOrCreate(client({fetch}).k8sApps, {lookup: {name_exact: 'web'}, body: {name: 'web'}, signal: AbortSignal.abort()}))
+      isAborted(error, 0)
+      assert.equal(calls.length, 0)
+    })
+
+    it('adoptOrCreate passes the signal into list and create, and an abort ends its post-409 lookup delay', async () => {
+      const controller = new AbortController()
+      const {fetch, calls} = fakeFetch((call) => {
+        if (call.method === 'POST') {
+          setTimeout(() => controller.abort(), 20)
+          return jsonResponse(409, contractError('unique', 'exists'))
+        }
+        return jsonResponse(200, page([]))
+      })
+      const started = Date.now()
+      const error = await rejection(adoptOrCreate(client({fetch}).k8sApps, {lookup: {name_exact: 'web'}, body: {name: 'web'}, conflictLookupDelayMs: 30_000, signal: controller.signal}))
+      assert.ok(Date.now() - started < 2_000, 'did not wait for the lookup delay')
+      isAborted(error, 0)
+      // The initial lookup, the create and the first post-409 lookup (no delay before it); nothing after the abort.
+      assert.deepEqual(calls.map((call) => call.method), ['GET', 'POST', 'GET'])
+      assert.ok(calls.every((call) => call.signal?.aborted), 'every request ran under the signal')
+    })
+  })
+
+  describe('maxAttempts', () => {
+    it('maxAttempts 2 with an always-503 API makes exactly 2 requests', async () => {
+      const {fetch, calls} = fakeFetch(() => jsonResponse(503, contractError('service_unavailable', 'Down.')))
+      const error = await rejection(client({fetch, retry: {maxAttempts: 2, baseDelayMs: 1}}).hosts.get('h1'))
+      assert.ok(error instanceof ApiServerError)
+      assert.equal(error.attempts, 2)
+      await delay(50)
+      assert.equal(calls.length, 2)
+    })
+
+    it('maxAttempts 2 with a network error on every attempt makes exactly 2 requests', async () => {
+      const {fetch, calls} = fakeFetch(() => Promise.reject(Object.assign(new TypeError('fetch failed'), {cause: {code: 'ECONNRESET'}})))
+      const error = await rejection(client({fetch, retry: {maxAttempts: 2, baseDelayMs: 1}}).hosts.get('h1'))
+      assert.ok(error instanceof ApiNetworkError)
+      assert.equal(error.cause, 'ECONNRESET')
+      assert.equal(error.attempts, 2)
+      await delay(50)
+      assert.equal(calls.length, 2)
+    })
+
+    it('maxAttempts 1 makes exactly one request', async () => {
+      const {fetch, calls} = fakeFetch(() => jsonResponse(503, {}))
+      await rejection(client({fetch, retry: {maxAttempts: 1}}).hosts.get('h1'))
+      assert.equal(calls.length, 1)
     })
   })
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {Backoff, backoffDelay, PerKeyRateLimiter, reconcileBackoffPolicy, watchBackoffPolicy} from '../../src/operator/runtime/backoff.js'
+import {Backoff, backoffDelay, PerKeyRateLimiter, reconcileBackoffPolicy, watchBackoffPolicy} from '../../src/lib/backoff.js'
 
 describe('backoff', () => {
   const cases: Array<[attempt: number, expected: number]> = [[0, 5000], [1, 10000], [2, 20000], [3, 40000], [4, 60000], [10, 60000], [100, 60000]]

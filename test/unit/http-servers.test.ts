@@ -8,7 +8,7 @@ import {
   type CheckResult,
   type RunningHttpServer,
 } from '../../src/operator/runtime/http-servers.js'
-import {createLogger} from '../../src/operator/logger.js'
+import {createLogger} from '../../src/lib/logger.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {parsePromText} from '../support/prom-text.js'
 

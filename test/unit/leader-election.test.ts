@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeApiError, KubeConnectionError, type KubeClient, type RequestOptions} from '../../src/kube/client.js'
-import {createLogger} from '../../src/operator/logger.js'
+import {createLogger} from '../../src/lib/logger.js'
 import {
   decideAcquire,
   LeaderElector,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {createLogger} from '../../src/operator/logger.js'
+import {createLogger} from '../../src/lib/logger.js'
 
 describe('logger', () => {
   const capture = (format: 'json' | 'text', level: 'debug' | 'info' = 'info') => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {PerKeyRateLimiter} from '../../src/operator/runtime/backoff.js'
+import {PerKeyRateLimiter} from '../../src/lib/backoff.js'
 import {WorkQueue} from '../../src/operator/runtime/workqueue.js'
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))

@@ -9,6 +9,7 @@ import {KubeClient} from '../../kube/client.js'
 import {installCrds, type InstallResult} from '../../kube/crd-install.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {FIELD_MANAGER} from '../../operator/conventions.js'
 
 export default class InstallCrds extends JsonAwareCommand {
   static override summary = 'Install or update the operator\'s CRDs in a cluster (server-side apply).'
@@ -38,7 +39,7 @@ export default class InstallCrds extends JsonAwareCommand {
     const spinner = interactive ? ora({stream: process.stderr}) : undefined
     try {
       const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
-      client = KubeClient.from(loaded)
+      client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
       const crds = customResourceDefinitions(allCrds)
       if (!this.jsonEnabled()) {
         this.log(`${dryRun ? 'Checking' : 'Installing'} ${crds.length} CRDs on ${loaded.server}${dryRun ? ' (dry run)' : ''}`)

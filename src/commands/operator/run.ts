@@ -3,8 +3,8 @@ import {kubeFlags} from '../../cli/kube-flags.js'
 import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
-import {DEFAULT_NAMESPACE} from '../../operator/conventions.js'
-import {createLogger, type LogFormat, type LogLevel} from '../../operator/logger.js'
+import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../../operator/conventions.js'
+import {createLogger, type LogFormat, type LogLevel} from '../../lib/logger.js'
 import {createOperator} from '../../operator/operator.js'
 import {parseBindAddress} from '../../operator/runtime/http-servers.js'
 
@@ -55,7 +55,7 @@ export default class Run extends Command {
     } catch (error) {
       this.error(describeKubeError(error), {exit: 1})
     }
-    const client = KubeClient.from(loaded)
+    const client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
     const operator = createOperator({
       client,
       namespace: flags.namespace,

@@ -6,7 +6,7 @@
 import {createHash} from 'node:crypto'
 import type {Registry} from 'prom-client'
 import {PolycrateApiClient} from '../../api/index.js'
-import type {Logger} from '../logger.js'
+import type {Logger} from '../../lib/logger.js'
 
 export interface ApiIdentity {
   workspaceId: string
@@ -30,7 +30,8 @@ export class ApiSession {
   clientFor(baseUrl: string, token: string): PolycrateApiClient {
     const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex')
     if (this.current?.key !== key) {
-      this.current = {key, client: new PolycrateApiClient({baseUrl, token, registry: this.options.registry, logger: this.options.logger})}
+      // At most 2 attempts per call: the work queue's per-key backoff (5 s → 60 s) is the one long retry layer.
+      this.current = {key, client: new PolycrateApiClient({baseUrl, token, retry: {maxAttempts: 2}, registry: this.options.registry, logger: this.options.logger})}
     }
     return this.current.client
   }

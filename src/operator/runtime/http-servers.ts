@@ -7,7 +7,7 @@
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {isIPv4, isIPv6} from 'node:net'
 import {performance} from 'node:perf_hooks'
-import {silentLogger, type Logger} from '../logger.js'
+import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export interface BindAddress {

@@ -4,9 +4,9 @@
  * for silent dead connections, and every other error retried forever with jittered backoff. Never stops on its own.
  */
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
-import type {Logger} from '../logger.js'
-import {silentLogger} from '../logger.js'
-import {Backoff, sleep, watchBackoffPolicy, type BackoffPolicy} from './backoff.js'
+import type {Logger} from '../../lib/logger.js'
+import {silentLogger} from '../../lib/logger.js'
+import {Backoff, sleep, watchBackoffPolicy, type BackoffPolicy} from '../../lib/backoff.js'
 import {ObjectCache, stripManagedFields, type CacheChange} from './cache.js'
 import type {OperatorMetrics} from './metrics.js'
 import {readWatchEvents, ResourceExpiredError, WatchIdleError} from './watch-stream.js'

@@ -16,7 +16,7 @@
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
-import {silentLogger, type Logger} from '../logger.js'
+import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export interface LeaseSpec {

@@ -3,7 +3,7 @@
  * at once; a key added while it is being processed is queued again once, when the worker is done; delayed and
  * rate-limited adds; shutdown that lets in-flight work finish.
  */
-import {PerKeyRateLimiter} from './backoff.js'
+import {PerKeyRateLimiter} from '../../lib/backoff.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export interface WorkQueueOptions {
