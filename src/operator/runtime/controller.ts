@@ -4,8 +4,8 @@
  * up) without counting as failures, exceptions contained per reconcile, periodic resync of every key.
  */
 import {KubeApiError, type KubeObject} from '../../kube/client.js'
-import type {Logger} from '../logger.js'
-import {silentLogger} from '../logger.js'
+import type {Logger} from '../../lib/logger.js'
+import {silentLogger} from '../../lib/logger.js'
 import {objectKey} from './cache.js'
 import type {Informer} from './informer.js'
 import type {OperatorMetrics} from './metrics.js'
@@ -42,6 +42,9 @@ export interface ControllerOptions {
   reconcile: Reconciler
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   watches: Watch<any>[]
+  /** Informers the reconciler reads without watching them: workers wait for them to sync too. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  reads?: Informer<any>[]
   maxConcurrentReconciles?: number
   /** Requeue the keys of every cached object this often (default 10 h); 0 disables. */
   resyncPeriodMs?: number
@@ -71,9 +74,14 @@ export class Controller {
     return this.running
   }
 
+  /** Every informer this controller watches or reads. */
+  get informers(): Informer<KubeObject>[] {
+    return [...this.options.watches.map((watch) => watch.informer), ...(this.options.reads ?? [])]
+  }
+
   /** Every informer of this controller has synced. */
   hasSynced(): boolean {
-    return this.options.watches.every((watch) => watch.informer.hasSynced())
+    return this.informers.every((informer) => informer.hasSynced())
   }
 
   enqueue(key: string): void {
@@ -105,8 +113,21 @@ export class Controller {
       this.resyncTimer = setInterval(() => this.resync(), period)
       this.resyncTimer.unref()
     }
-    for (let i = 0; i < this.workers; i++) this.workerLoops.push(this.work(this.abort.signal))
-    this.logger.info('controller started', {workers: this.workers})
+    // Workers start only once every cache they read has synced (controller-runtime's WaitForCacheSync): before
+    // that, "not in the cache" would not mean "gone". Keys queued meanwhile wait in the queue.
+    const signal = this.abort.signal
+    this.workerLoops.push((async () => {
+      const pending = this.informers.filter((informer) => !informer.hasSynced())
+      if (pending.length > 0) {
+        this.logger.info('waiting for caches to sync', {informers: pending.map((informer) => informer.name)})
+        await Promise.all(pending.map((informer) => informer.waitForSync(signal)))
+      }
+      if (signal.aborted) return
+      const loops: Promise<void>[] = []
+      for (let i = 0; i < this.workers; i++) loops.push(this.work(signal))
+      this.logger.info('controller started', {workers: this.workers})
+      await Promise.all(loops)
+    })())
   }
 
   /** Requeues the key of every cached object of every watch (the periodic resync). */

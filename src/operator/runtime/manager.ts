@@ -7,8 +7,11 @@ import {hostname} from 'node:os'
 import {randomUUID} from 'node:crypto'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
 import {LEADER_LEASE_NAME} from '../conventions.js'
-import type {Logger} from '../logger.js'
-import {silentLogger} from '../logger.js'
+import type {Logger} from '../../lib/logger.js'
+import {silentLogger} from '../../lib/logger.js'
+import {EventRecorder} from '../../kube/events.js'
+import {OPERATOR_NAME} from '../conventions.js'
+import {ControllerBuilder} from './builder.js'
 import type {Controller} from './controller.js'
 import {
   createEventLoopCheck,
@@ -52,6 +55,30 @@ interface SharedInformer {
 
 export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics'>
 
+const transformIds = new WeakMap<object, number>()
+let nextTransformId = 1
+
+/**
+ * What makes two informer requests the same informer: resource, selectors, metadata-only and the transform (by
+ * identity: two requesters with different transforms must not share one cache of transformed objects).
+ */
+export function informerKey<T extends KubeObject>(request: InformerRequest<T>): string {
+  let transform = 0
+  if (request.transform) {
+    transform = transformIds.get(request.transform) ?? 0
+    if (transform === 0) transformIds.set(request.transform, (transform = nextTransformId++))
+  }
+  return JSON.stringify([request.resource, request.labelSelector ?? '', request.fieldSelector ?? '', request.metadataOnly ?? false, transform])
+}
+
+/** The leader lease was lost: the process must exit (and be restarted) rather than lead again. */
+export class LeadershipLostError extends Error {
+  override name = 'LeadershipLostError'
+  constructor(lease: string, namespace: string) {
+    super(`lost the leader lease ${namespace}/${lease}: stopped reconciling and exiting, so that a restarted process campaigns afresh`)
+  }
+}
+
 export class Manager {
   readonly client: KubeClient
   readonly namespace: string
@@ -67,6 +94,7 @@ export class Manager {
   private servers: RunningHttpServer[] = []
   private eventLoopCheck?: EventLoopCheck
   private readonly leadershipListeners = new Set<(leading: boolean) => void>()
+  private readonly recorders = new Map<string, EventRecorder>()
 
   constructor(private readonly options: ManagerOptions) {
     this.client = options.client
@@ -89,7 +117,7 @@ export class Manager {
 
   /** A shared informer for this resource/selector; started at once if the manager runs. Pair with releaseInformer. */
   informer<T extends KubeObject>(request: InformerRequest<T>): Informer<T> {
-    const key = JSON.stringify([request.resource, request.labelSelector, request.fieldSelector, request.metadataOnly ?? false])
+    const key = informerKey(request)
     let shared = this.informers.get(key)
     if (!shared) {
       const informer = new Informer<KubeObject>({
@@ -116,6 +144,26 @@ export class Manager {
       await shared.informer.stop()
       return
     }
+  }
+
+  /** A builder for a controller of this manager (see builder.ts). */
+  controller(name: string): ControllerBuilder {
+    return new ControllerBuilder(this, name)
+  }
+
+  /** The Event recorder of one controller (like controller-runtime's GetEventRecorderFor). */
+  recorder(name: string): EventRecorder {
+    let recorder = this.recorders.get(name)
+    if (!recorder) {
+      const logger = this.logger.child({controller: name})
+      recorder = new EventRecorder({
+        client: this.client,
+        component: OPERATOR_NAME,
+        onError: (error) => logger.debug('event not recorded', {error: (error as Error).message}),
+      })
+      this.recorders.set(name, recorder)
+    }
+    return recorder
   }
 
   /** Adds a controller; it runs while this process leads. */
@@ -158,6 +206,7 @@ export class Manager {
     for (const {informer} of this.informers.values()) informer.start()
 
     const holdAbort = new AbortController()
+    const lost = new AbortController()
     let leadership: Promise<void> = Promise.resolve()
     if (this.options.leaderElection) {
       const settings = this.options.leaderElection
@@ -172,41 +221,51 @@ export class Manager {
         logger: this.logger,
         metrics: this.metrics,
       })
-      leadership = this.lead(this.elector, signal, holdAbort.signal)
+      leadership = this.lead(this.elector, signal, holdAbort.signal, lost)
     } else {
       this.setLeading(true)
     }
 
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), {once: true})))
+    const both = AbortSignal.any([signal, lost.signal])
+    await new Promise<void>((resolve) => (both.aborted ? resolve() : both.addEventListener('abort', () => resolve(), {once: true})))
+    if (lost.signal.aborted && !signal.aborted) {
+      // Like controller-runtime: a process that lost its lease exits (the pod restarts and campaigns afresh),
+      // so no in-memory state of a former leader is ever used again. Reconciles were aborted the moment the renew
+      // deadline passed (lead()).
+      await this.shutDown()
+      throw new LeadershipLostError(this.options.leaderElection ? (this.options.leaderElection.leaseName ?? LEADER_LEASE_NAME) : '', this.namespace)
+    }
     this.logger.info('shutting down: draining in-flight reconciles', {graceMs: this.options.shutdownGraceMs ?? 30_000})
     await this.stopControllers(false)
     this.leading = false
     holdAbort.abort()
     await leadership
     await this.elector?.release()
-    await Promise.all([...this.informers.values()].map((s) => s.informer.stop()))
-    await Promise.all(this.servers.map((server) => server.close()))
-    this.eventLoopCheck.stop()
-    this.started = false
+    await this.shutDown()
     this.logger.info('stopped')
   }
 
-  private async lead(elector: LeaderElector, signal: AbortSignal, holdSignal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await elector.acquire(signal)
-      } catch {
-        return // aborted
-      }
-      this.setLeading(true)
-      const outcome = await elector.hold(holdSignal)
-      if (outcome === 'lost') {
-        this.logger.error('leader lease lost: stopped reconciling; waiting to lead again')
-        this.setLeading(false)
-        await this.stopControllers(true)
-      } else {
-        return
-      }
+  /** Stops the informers and the HTTP servers. */
+  private async shutDown(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((s) => s.informer.stop()))
+    await Promise.all(this.servers.map((server) => server.close()))
+    this.eventLoopCheck?.stop()
+    this.started = false
+  }
+
+  private async lead(elector: LeaderElector, signal: AbortSignal, holdSignal: AbortSignal, lost: AbortController): Promise<void> {
+    try {
+      await elector.acquire(signal)
+    } catch {
+      return // aborted
+    }
+    this.setLeading(true)
+    const outcome = await elector.hold(holdSignal)
+    if (outcome === 'lost') {
+      this.logger.error('leader lease lost: stopped reconciling; exiting')
+      this.setLeading(false)
+      await this.stopControllers(true)
+      lost.abort()
     }
   }
 

@@ -35,3 +35,13 @@ export const specOrMetadataChanged: UpdatePredicate = any(generationChanged, lab
 
 /** Like specOrMetadataChanged, but blind to finalizer changes: for a controller whose own finalizer write must not requeue. */
 export const specMetadataOrDeletionChanged: UpdatePredicate = any(generationChanged, labelsChanged, annotationsChanged, deletionStarted)
+
+/**
+ * Anything but the resourceVersion changed: for sources cached through a transform that keeps only what discovery
+ * reads, so updates of the fields it dropped (heartbeats, timestamps) cause no reconcile.
+ */
+export const contentChanged: UpdatePredicate = (old, object) => {
+  const {resourceVersion: _a, ...before} = old.metadata ?? {}
+  const {resourceVersion: _b, ...after} = object.metadata ?? {}
+  return !isDeepStrictEqual({...old, metadata: before}, {...object, metadata: after})
+}

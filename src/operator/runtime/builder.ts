@@ -1,0 +1,116 @@
+/**
+ * The controller builder, in the spirit of controller-runtime's `ControllerManagedBy(m).For().Watches()` and
+ * kube-rs' `Controller::new().watches()`:
+ *
+ *   const b = manager.controller('host-discovery')
+ *   const nodes = b.watches<Node>({resource: …}, (node) => [node.metadata.name])
+ *   const hosts = b.for<Host>({resource: …})
+ *   const running = b.complete(reconcile)
+ *   …
+ *   await running.stop()
+ *
+ * The builder takes the informers from the manager (shared per resource + selectors + metadata-only + transform),
+ * wires their events into the work queue, and hands the controller its logger, metrics, Event recorder and the
+ * manager's leadership; workers start only once every informer it watches or reads has synced. `stop()` removes
+ * the controller and releases its informers (stopped when their last user lets go).
+ */
+import type {EventRecorder} from '../../kube/events.js'
+import type {KubeObject} from '../../kube/client.js'
+import type {Logger} from '../../lib/logger.js'
+import type {IndexFunction} from './cache.js'
+import {Controller, type Reconciler, type Watch} from './controller.js'
+import type {Informer} from './informer.js'
+import type {InformerRequest, Manager} from './manager.js'
+import type {UpdatePredicate} from './predicates.js'
+
+export interface WatchOptions<T extends KubeObject> {
+  /** Which updates count; by default every change of resourceVersion. */
+  onUpdate?: UpdatePredicate<T>
+  /** Cache indexes the reconciler looks objects up by (added once to the shared cache). */
+  indexes?: Record<string, IndexFunction<T>>
+}
+
+export interface CompleteOptions {
+  /** Workers; the manager's `--max-concurrent-reconciles` by default. */
+  maxConcurrentReconciles?: number
+  /** Requeue every watched object's keys this often (default 10 h); 0 disables. */
+  resyncPeriodMs?: number
+}
+
+export interface RunningController {
+  readonly controller: Controller
+  readonly logger: Logger
+  readonly recorder: EventRecorder
+  enqueue(key: string): void
+  /** Removes the controller from the manager (in-flight reconciles drain) and releases its informers. */
+  stop(): Promise<void>
+}
+
+export class ControllerBuilder {
+  private readonly watchList: Watch[] = []
+  private readonly readList: Informer<KubeObject>[] = []
+  private readonly acquired: Informer<KubeObject>[] = []
+  private built = false
+
+  constructor(
+    private readonly manager: Manager,
+    readonly name: string,
+  ) {}
+
+  /** The primary resource: each object's own key (`namespace/name`) is reconciled. */
+  for<T extends KubeObject>(request: InformerRequest<T>, options: WatchOptions<T> = {}): Informer<T> {
+    return this.watches(request, undefined, options)
+  }
+
+  /** A related resource: `toKeys` maps a changed object to the keys to reconcile (default: its own key). */
+  watches<T extends KubeObject>(request: InformerRequest<T>, toKeys?: (object: T) => string[], options: WatchOptions<T> = {}): Informer<T> {
+    const informer = this.acquire(request, options)
+    this.watchList.push({informer, toKeys, onUpdate: options.onUpdate} as unknown as Watch)
+    return informer
+  }
+
+  /** A cache the reconciler reads but whose changes trigger nothing; workers still wait for it to sync. */
+  reads<T extends KubeObject>(request: InformerRequest<T>, options: WatchOptions<T> = {}): Informer<T> {
+    const informer = this.acquire(request, options)
+    this.readList.push(informer as unknown as Informer<KubeObject>)
+    return informer
+  }
+
+  /** Builds the controller and adds it to the manager (it runs while this process leads). */
+  complete(reconcile: Reconciler, options: CompleteOptions = {}): RunningController {
+    if (this.built) throw new Error(`controller ${this.name} is built already`)
+    this.built = true
+    const manager = this.manager
+    const controller = new Controller({
+      name: this.name,
+      reconcile,
+      watches: this.watchList,
+      reads: this.readList,
+      maxConcurrentReconciles: options.maxConcurrentReconciles ?? manager.maxConcurrentReconciles,
+      resyncPeriodMs: options.resyncPeriodMs,
+      logger: manager.logger,
+      metrics: manager.metrics,
+    })
+    manager.addController(controller)
+    const acquired = this.acquired
+    let stopped: Promise<void> | undefined
+    return {
+      controller,
+      logger: manager.logger.child({controller: this.name}),
+      recorder: manager.recorder(this.name),
+      enqueue: (key) => controller.enqueue(key),
+      stop: () => (stopped ??= (async () => {
+        await manager.removeController(controller)
+        await Promise.all(acquired.map((informer) => manager.releaseInformer(informer)))
+      })()),
+    }
+  }
+
+  private acquire<T extends KubeObject>(request: InformerRequest<T>, options: WatchOptions<T>): Informer<T> {
+    if (this.built) throw new Error(`controller ${this.name} is built already`)
+    const informer = this.manager.informer(request)
+    for (const [name, fn] of Object.entries(options.indexes ?? {})) informer.cache.addIndex(name, fn)
+    this.acquired.push(informer as unknown as Informer<KubeObject>)
+    return informer
+  }
+}
