@@ -108,10 +108,9 @@ function text(value: unknown): string | undefined {
   return undefined
 }
 
-/** True if the kind's status schema spells its sync fields in camelCase (Endpoint, K8sCluster). */
+/** True if the kind spells its sync status fields in camelCase (Endpoint, K8sCluster): its `statusStyle`. */
 export function usesCamelCaseStatus(def: CrdDefinition): boolean {
-  const shape = (def.status as {shape?: unknown}).shape
-  return shape !== null && typeof shape === 'object' && 'apiID' in shape
+  return def.statusStyle === 'camel'
 }
 
 /**

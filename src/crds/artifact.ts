@@ -28,6 +28,7 @@ export type ArtifactStatus = z.infer<typeof artifactStatus>
 
 export const artifactCrd = defineCrd({
   kind: 'Artifact',
+  statusStyle: 'snake',
   plural: 'artifacts',
   singular: 'artifact',
   shortNames: [],

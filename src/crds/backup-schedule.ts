@@ -28,6 +28,7 @@ export type BackupScheduleStatus = z.infer<typeof backupScheduleStatus>
 
 export const backupScheduleCrd = defineCrd({
   kind: 'BackupSchedule',
+  statusStyle: 'snake',
   plural: 'backupschedules',
   singular: 'backupschedule',
   shortNames: ['bs'],

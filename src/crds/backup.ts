@@ -38,6 +38,7 @@ export type BackupStatus = z.infer<typeof backupStatus>
 
 export const backupCrd = defineCrd({
   kind: 'Backup',
+  statusStyle: 'snake',
   plural: 'backups',
   singular: 'backup',
   shortNames: ['backup'],

@@ -42,6 +42,7 @@ export type CertificateStatus = z.infer<typeof certificateStatus>
 
 export const certificateCrd = defineCrd({
   kind: 'Certificate',
+  statusStyle: 'snake',
   plural: 'certificates',
   singular: 'certificate',
   shortNames: ['cert', 'pcert'],

@@ -24,6 +24,25 @@ export interface CrdDefinition<Spec extends z.ZodType = z.ZodType, Status extend
   status: Status
   /** Columns of `kubectl get`; NAME (and NAMESPACE with -A) come for free, AGE is appended. */
   printerColumns: PrinterColumn[]
+  /**
+   * How the sync status fields are spelled, as the seeds' examples do: `camel` (`status.apiID`, `configHash`,
+   * `syncStatus`, `lastSyncedAt`: Endpoint, K8sCluster) or `snake` (`status.api_id`, …: the others).
+   */
+  statusStyle?: StatusStyle
+}
+
+export type StatusStyle = 'camel' | 'snake'
+
+/** The sync status field names of a style. */
+export function syncStatusFields(style: StatusStyle): {apiId: string; configHash: string; syncStatus: string; lastSyncedAt: string; observedGeneration: string} {
+  return style === 'camel'
+    ? {apiId: 'apiID', configHash: 'configHash', syncStatus: 'syncStatus', lastSyncedAt: 'lastSyncedAt', observedGeneration: 'observedGeneration'}
+    : {apiId: 'api_id', configHash: 'config_hash', syncStatus: 'sync_status', lastSyncedAt: 'last_synced_at', observedGeneration: 'observed_generation'}
+}
+
+/** Where the objects of a kind are served (`/apis/polycrate.io/v1alpha1/…/<plural>`). */
+export function crdResource(definition: Pick<CrdDefinition, 'plural'>): {group: string; version: string; plural: string} {
+  return {group: GROUP, version: VERSION, plural: definition.plural}
 }
 
 export function defineCrd<Spec extends z.ZodType, Status extends z.ZodType>(

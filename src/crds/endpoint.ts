@@ -33,6 +33,7 @@ export type EndpointStatus = z.infer<typeof endpointStatus>
 
 export const endpointCrd = defineCrd({
   kind: 'Endpoint',
+  statusStyle: 'camel',
   plural: 'endpoints',
   singular: 'endpoint',
   shortNames: ['ep', 'pep'],

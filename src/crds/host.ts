@@ -42,6 +42,7 @@ export type HostStatus = z.infer<typeof hostStatus>
 
 export const hostCrd = defineCrd({
   kind: 'Host',
+  statusStyle: 'snake',
   plural: 'hosts',
   singular: 'host',
   shortNames: [],

@@ -74,6 +74,7 @@ export type K8sAppStatus = z.infer<typeof k8sAppStatus>
 
 export const k8sAppCrd = defineCrd({
   kind: 'K8sApp',
+  statusStyle: 'snake',
   plural: 'k8sapps',
   singular: 'k8sapp',
   shortNames: ['app', 'pca'],

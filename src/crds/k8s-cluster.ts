@@ -31,6 +31,7 @@ export type K8sClusterStatus = z.infer<typeof k8sClusterStatus>
 
 export const k8sClusterCrd = defineCrd({
   kind: 'K8sCluster',
+  statusStyle: 'camel',
   plural: 'k8sclusters',
   singular: 'k8scluster',
   shortNames: ['k8sc'],

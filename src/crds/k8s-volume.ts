@@ -35,6 +35,7 @@ export type K8sVolumeStatus = z.infer<typeof k8sVolumeStatus>
 
 export const k8sVolumeCrd = defineCrd({
   kind: 'K8sVolume',
+  statusStyle: 'snake',
   plural: 'k8svolumes',
   singular: 'k8svolume',
   shortNames: ['vol', 'pvol'],

@@ -18,6 +18,7 @@ export type OrganizationStatus = z.infer<typeof organizationStatus>
 
 export const organizationCrd = defineCrd({
   kind: 'Organization',
+  statusStyle: 'snake',
   plural: 'organizations',
   singular: 'organization',
   shortNames: [],

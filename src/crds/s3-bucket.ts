@@ -26,6 +26,7 @@ export type S3BucketStatus = z.infer<typeof s3BucketStatus>
 
 export const s3BucketCrd = defineCrd({
   kind: 'S3Bucket',
+  statusStyle: 'snake',
   plural: 's3buckets',
   singular: 's3bucket',
   shortNames: ['s3'],

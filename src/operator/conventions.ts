@@ -2,6 +2,7 @@
  * Every label, annotation, finalizer and well-known name the operator reads or writes, in one place.
  * Deprecated spellings stand next to their canonical replacement; the canonical key wins when both are set.
  */
+import {createHash} from 'node:crypto'
 
 export const OPERATOR_NAME = 'polycrate-operator'
 export const FIELD_MANAGER = 'polycrate-operator'
@@ -42,6 +43,8 @@ export const annotations = {
   loadBalancer: 'polycrate.io/loadbalancer',
   /** The Ingress class before spec.ingressClassName existed. */
   ingressClass: 'kubernetes.io/ingress.class',
+  /** On a discovered CR whose source is gone: when the stale sweep first saw it orphaned (RFC 3339). */
+  orphanedSince: 'polycrate.io/orphaned-since',
 } as const
 
 /** Deprecated annotation → the canonical annotation it is an alias of. */
@@ -68,6 +71,8 @@ export const finalizers = {
   ingressDiscovery: 'endpoints.polycrate.io/discovery-cleanup',
   httpRouteDiscovery: 'endpoints.polycrate.io/httproute-discovery-cleanup',
   endpointSync: 'polycrate.io/endpoint-cleanup',
+  hostSync: 'polycrate.io/host-cleanup',
+  k8sVolumeSync: 'polycrate.io/k8svolume-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
 } as const
 
@@ -78,6 +83,21 @@ export const conditionTypes = {
   synced: 'Synced',
   apiConnected: 'APIConnected',
 } as const
+
+/** The longest label value Kubernetes accepts. */
+export const MAX_LABEL_VALUE = 63
+
+/**
+ * A label value for a name that may be longer than a label allows (SPEC-NOTES "Label values"): the name itself
+ * when it fits, else its first characters and a hash of the whole, so that it stays unique and valid. Where the
+ * full name matters it is kept elsewhere (spec.source, an annotation).
+ */
+export function labelValue(name: string): string {
+  if (name.length <= MAX_LABEL_VALUE && /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(name)) return name
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 10)
+  const head = name.slice(0, MAX_LABEL_VALUE - hash.length - 1).replace(/[^-A-Za-z0-9_.]/g, '-').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '')
+  return head ? `${head}-${hash}` : hash
+}
 
 /** Reads an annotation, preferring the canonical key over its deprecated aliases. */
 export function annotationValue(all: Record<string, string> | undefined, canonical: string): string | undefined {

@@ -5,8 +5,8 @@ import yaml from 'js-yaml'
 import type {EndpointSpec} from '../../src/crds/endpoint.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
-import {endpointDiscoveryFeature} from '../../src/operator/discovery/endpoint-discovery-feature.js'
-import {silentLogger} from '../../src/operator/logger.js'
+import {EndpointDiscoveryReconciler} from '../../src/operator/discovery/endpoint-discovery-feature.js'
+import {silentLogger} from '../../src/lib/logger.js'
 import {createOperator} from '../../src/operator/operator.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
@@ -61,7 +61,7 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     client = adminClient()
     const operatorNamespace = await freshNamespace(client, 'op')
     stop = new AbortController()
-    const operator = createOperator({client, namespace: operatorNamespace, features: () => [endpointDiscoveryFeature], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
+    const operator = createOperator({client, namespace: operatorNamespace, features: () => [EndpointDiscoveryReconciler], logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
     running = operator.run(stop.signal)
   })
   after(async () => {
@@ -163,14 +163,22 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     assert.deepEqual(endpoints.find((e) => e.metadata!.name === 'status-example-com')!.spec.expectedStatusCodes, [200])
   })
 
-  it('the stale sweep removes discovered Endpoint CRs whose source is gone, and leaves hand-made ones alone', async () => {
+  it('the stale sweep marks discovered Endpoint CRs whose source is gone, deletes them after cleanup.stale_threshold_minutes, and leaves hand-made ones alone', async () => {
     const namespace = await freshNamespace(client, 'stale')
-    const endpoint = (name: string, labels: Record<string, string>) => client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace}, {
-      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace, labels}, spec: {remoteAddress: `${name}.example.com`},
+    const endpoint = (name: string, labels: Record<string, string>, annotations: Record<string, string> = {}) => client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace}, {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace, labels, annotations}, spec: {remoteAddress: `${name}.example.com`},
     })
-    await endpoint('orphan', {polycrate_discovered: 'true', 'endpoints.polycrate.io/source-ingress': 'gone'})
+    // Orphaned long ago (the annotation a sweep of an earlier run wrote): past the 30-minute default threshold.
+    await endpoint('old-orphan', {polycrate_discovered: 'true', 'endpoints.polycrate.io/source-ingress': 'gone'}, {'polycrate.io/orphaned-since': new Date(Date.now() - 31 * 60_000).toISOString()})
+    await endpoint('new-orphan', {polycrate_discovered: 'true', 'endpoints.polycrate.io/source-ingress': 'also-gone'})
     await endpoint('hand-made', {team: 'sre'})
-    await eventually(async () => (await listEndpoints(client, namespace)).map((e) => e.metadata!.name).join() === 'hand-made', 20_000, 'orphan swept, hand-made kept')
+    const marked = await eventually(async () => {
+      const list = await listEndpoints(client, namespace)
+      const fresh = list.find((e) => e.metadata!.name === 'new-orphan')
+      return fresh?.metadata?.annotations?.['polycrate.io/orphaned-since'] ? list : undefined
+    }, 20_000, 'the new orphan is marked')
+    assert.ok(Date.now() - Date.parse(marked.find((e) => e.metadata!.name === 'new-orphan')!.metadata!.annotations!['polycrate.io/orphaned-since']!) < 60_000)
+    await eventually(async () => (await listEndpoints(client, namespace)).map((e) => e.metadata!.name).sort().join() === 'hand-made,new-orphan', 20_000, 'old orphan swept; the new one waits for the threshold; hand-made kept')
   })
 
   it('opting out (monitor=false) removes the Endpoint CRs and the finalizer', async () => {

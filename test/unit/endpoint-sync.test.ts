@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import {endpointSpec} from '../../src/crds/endpoint.js'
-import {apiEndpointName, configHash, endpointPayload} from '../../src/operator/sync/endpoint-payload.js'
-import {endpointStatus} from '../../src/operator/sync/endpoint-sync-feature.js'
+import {apiEndpointName, endpointPayload} from '../../src/operator/sync/endpoint-payload.js'
+import {configHash} from '../../src/operator/sync/hash.js'
+import {isTerminal, statusUnchanged, syncStatusPatch} from '../../src/operator/sync/sync-feature.js'
+import {ApiAuthError, ApiNetworkError, ApiServerError, ApiValidationError} from '../../src/api/index.js'
 
 const spec = (extra: object = {}) => endpointSpec.parse({remoteAddress: 'app.example.com', remotePort: 443, tls: true, path: '/health', timeout: 5, interval: 60, expectedStatusCodes: [200], ...extra})
 
@@ -52,16 +54,44 @@ describe('endpoint sync (pure parts)', () => {
     })
   })
 
-  describe('endpointStatus', () => {
-    it('synced: phase, ids, hash, time; the condition keeps its transition time while it holds', () => {
-      const first = endpointStatus(undefined, 1, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: 'ok', ok: true}, {apiID: 'x', configHash: 'h', at: 't1'}, 't1')
-      assert.deepEqual([first.phase, first.syncStatus, first.apiID, first.configHash, first.lastSyncedAt, first.observedGeneration], ['Synced', 'synced', 'x', 'h', 't1', 1])
-      const again = endpointStatus(first, 1, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: 'ok', ok: true}, {}, 't2')
-      assert.deepEqual(again, first, 'an unchanged sync produces the same status (no write)')
-      const failed = endpointStatus(first, 2, {phase: 'Error', syncStatus: 'error', reason: 'APIUnavailable', message: 'down', ok: false}, {}, 't3')
+  describe('syncStatusPatch (every sync kind)', () => {
+    const synced = {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: 'ok'} as const
+    it('camel style (Endpoint): phase, ids, hash, time; the condition keeps its transition time while it holds', () => {
+      const first = syncStatusPatch('camel', undefined, 1, synced, {apiId: 'x', configHash: 'h', at: 't1'}, 't1')
+      assert.deepEqual([first.phase, first.syncStatus, first.apiID, first.configHash, first.lastSyncedAt, first.observedGeneration, first.message], ['Synced', 'synced', 'x', 'h', 't1', 1, null])
+      const again = syncStatusPatch('camel', first, 1, synced, {}, 't2')
+      assert.deepEqual(again, first, 'an unchanged sync produces the same status')
+      assert.ok(statusUnchanged(first, again), 'so nothing is written')
+      const failed = syncStatusPatch('camel', first, 2, {phase: 'Error', syncStatus: 'error', reason: 'APIUnavailable', message: 'down'}, {}, 't3')
       assert.equal(failed.apiID, 'x', 'the API id survives a failed sync')
       assert.equal(failed.message, 'down')
-      assert.equal(failed.conditions![0]!.lastTransitionTime, 't3')
+      assert.equal((failed.conditions as Array<{lastTransitionTime: string}>)[0]!.lastTransitionTime, 't3')
     })
+    it('snake style (Host, K8sVolume, …) spells the same fields the seeds\' way', () => {
+      const patch = syncStatusPatch('snake', undefined, 3, synced, {apiId: 'y', configHash: 'h2', at: 't'}, 't')
+      assert.deepEqual(Object.keys(patch).sort(), ['api_id', 'conditions', 'config_hash', 'last_synced_at', 'message', 'observed_generation', 'phase', 'sync_status'])
+      assert.equal(patch.api_id, 'y')
+    })
+    it('only sync-owned fields: discovery-owned status (node_ready) is neither written nor dropped', () => {
+      const patch = syncStatusPatch('snake', {node_ready: true, api_id: 'y'}, 1, synced, {}, 't')
+      assert.equal('node_ready' in patch, false)
+      assert.ok(statusUnchanged({node_ready: true, ...patch}, patch))
+    })
+    it('a kind\'s extra fields ride along', () => {
+      assert.equal(syncStatusPatch('camel', undefined, 1, synced, {extra: {k8sAppID: 'app'}}, 't').k8sAppID, 'app')
+    })
+  })
+
+  describe('isTerminal', () => {
+    const init = {method: 'POST', path: '/api/v1/hosts/', errors: [], attempts: 1}
+    const cases: Array<[string, unknown, boolean]> = [
+      ['400 validation', new ApiValidationError({...init, status: 400}), true],
+      ['403 forbidden', new ApiAuthError({...init, status: 403}), true],
+      ['401 is a token problem, retried', new ApiAuthError({...init, status: 401}), false],
+      ['503', new ApiServerError({...init, status: 503}), false],
+      ['network', new ApiNetworkError({method: 'GET', path: '/', cause: 'ECONNRESET', origin: 'http://x', attempts: 1, timeoutMs: 1}), false],
+      ['a plain error', new Error('x'), false],
+    ]
+    for (const [name, error, terminal] of cases) it(`${name} → ${terminal ? 'terminal' : 'transient'}`, () => assert.equal(isTerminal(error), terminal))
   })
 })

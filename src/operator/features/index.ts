@@ -1,10 +1,22 @@
 import {createApiSyncFeature} from '../agent/api-sync-feature.js'
 import type {ApiSession} from '../agent/api-session.js'
-import {endpointDiscoveryFeature} from '../discovery/endpoint-discovery-feature.js'
-import {createEndpointSyncFeature} from '../sync/endpoint-sync-feature.js'
+import {EndpointDiscoveryReconciler} from '../discovery/endpoint-discovery-feature.js'
+import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
+import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
 import type {Feature} from '../features.js'
+import {EndpointController} from '../sync/endpoint-sync-feature.js'
+import {HostController} from '../sync/host-sync-feature.js'
+import {K8sVolumeController} from '../sync/volume-sync-feature.js'
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
 export function defaultFeatures(session: ApiSession): readonly Feature[] {
-  return [createApiSyncFeature(session), endpointDiscoveryFeature, createEndpointSyncFeature(session)]
+  return [
+    createApiSyncFeature(session),
+    EndpointDiscoveryReconciler,
+    EndpointController(session),
+    HostDiscoveryReconciler,
+    HostController(session),
+    K8sVolumeDiscoveryReconciler,
+    K8sVolumeController(session),
+  ]
 }

@@ -1,0 +1,416 @@
+/**
+ * The generic discovery feature: source objects (Ingress, HTTPRoute, Node, PersistentVolume, …) → discovered
+ * polycrate.io CRs. A kind is a declaration plus pure functions:
+ *
+ * - `sources`: what to watch (selectors, transforms, metadata-only), which group keys a change touches, and which
+ *   finalizer a source carries while it has CRs;
+ * - `desired(group, caches, settings)`: the CRs, problems and source decisions of one group (pure);
+ * - `targetGroup` / `targetSource`: where a discovered CR belongs and which source it came from.
+ *
+ * The generic part does the rest, the same for every kind: informers through the controller builder (workers wait
+ * for every cache), the plan (plan.ts, pure), one executor that applies each action on its own — a failure becomes
+ * a Warning Event on the object that caused it and never holds back the other actions of the group — the label
+ * `polycrate_discovered=true`, the sync finalizer on new CRs while API sync is on, Warning Events for problems
+ * (once per change), the stale sweep (`stale_cleanup_minutes`, `cleanup.*`) and echo suppression of its own writes.
+ */
+import {API_VERSION, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
+import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import type {EventRecorder} from '../../kube/events.js'
+import type {OperatorConfig} from '../config/operator-config.js'
+import {annotations, labels} from '../conventions.js'
+import type {Feature} from '../features.js'
+import type {IndexFunction} from '../runtime/cache.js'
+import {objectKey} from '../runtime/cache.js'
+import {forEachLimit} from '../runtime/concurrency.js'
+import type {ReconcileContext} from '../runtime/controller.js'
+import type {Informer} from '../runtime/informer.js'
+import type {InformerRequest, Manager} from '../runtime/manager.js'
+import {specMetadataOrDeletionChanged, type UpdatePredicate} from '../runtime/predicates.js'
+import {
+  planDiscovery,
+  sameRef,
+  upToDate,
+  type Action,
+  type CurrentObject,
+  type CurrentSource,
+  type DesiredObject,
+  type DesiredState,
+  type ObjectRef,
+  type SourceKnowledge,
+} from './plan.js'
+
+/** Writes one group's reconcile makes at once (a namespace may hold thousands of Ingresses). */
+const WRITE_CONCURRENCY = 8
+/** How long a source deletion seen by this process counts as "seen" (its CRs are deleted long before). */
+const SEEN_DELETED_TTL_MS = 60 * 60 * 1000
+const GROUP_INDEX = 'discovery-group'
+
+/** Read access to the source caches for the pure `desired` function (plain maps in unit tests). */
+export interface SourceCaches {
+  /** Objects of one source (by `id`), optionally of one namespace. */
+  list(id: string, namespace?: string): KubeObject[]
+  /** One object of one source by key (`namespace/name`, or `name` when cluster-scoped). */
+  get(id: string, key: string): KubeObject | undefined
+}
+
+export interface DiscoverySource {
+  /** Name the declaration refers to it by (`ingress`, `node`). */
+  id: string
+  kind: string
+  /** apiVersion of the source objects (lists leave it out; Events and owner references need it). */
+  apiVersion: string
+  request: InformerRequest<KubeObject>
+  /** The groups a change of this object touches (reconciled by key). */
+  groupsOf(object: KubeObject, caches: SourceCaches): string[]
+  /** The finalizer a source of this kind carries while it has CRs (so its deletion is never missed). */
+  finalizer?: string
+  onUpdate?: UpdatePredicate<KubeObject>
+}
+
+export interface DiscoveryContext {
+  /** The operator's namespace (where CRs of cluster-scoped sources live). */
+  namespace: string
+}
+
+export interface DiscoveryDeclaration<Settings> {
+  /** Feature and controller name (`endpoint-discovery`): status.controllers, metrics, logs. */
+  name: string
+  target: CrdDefinition
+  /** Namespace of the target informer: the operator's namespace for CRs of cluster-scoped sources, else all. */
+  targetNamespace?: (context: DiscoveryContext) => string | undefined
+  enabled(config: OperatorConfig): boolean
+  requiredCrds?: readonly string[]
+  /** What the pure functions read from the config and the cluster's CRDs; a change restarts the feature. */
+  settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings
+  /** Interval of the stale sweep (the section's `stale_cleanup_minutes`, where it has one). */
+  staleCleanupMinutes(config: OperatorConfig): number
+  sources(settings: Settings): DiscoverySource[]
+  /** The group of a discovered CR (reconciled when it changes). */
+  targetGroup(object: CustomObject<unknown, unknown>): string
+  /** The source a discovered CR came from, as far as the CR says. */
+  targetSource(object: CustomObject<unknown, unknown>): ObjectRef | undefined
+  /** Pure: the CRs, problems and source decisions of one group. */
+  desired(group: string, caches: SourceCaches, settings: Settings, context: DiscoveryContext): DesiredState
+  /** The sync feature's finalizer: on every new CR while `api_sync.enabled`, so the CR never goes unsynced. */
+  syncFinalizer?: string
+}
+
+type TargetObject = CustomObject<unknown, Record<string, unknown>>
+
+interface Settings<S> {
+  own: S
+  sync: boolean
+  stale: {enabled: boolean; thresholdMinutes: number}
+  sweepMinutes: number
+}
+
+export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Feature {
+  const settingsOf = (config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings<S> => ({
+    own: declaration.settings(config, isEstablished),
+    sync: config.api_sync.enabled,
+    stale: {enabled: config.cleanup.enabled, thresholdMinutes: config.cleanup.stale_threshold_minutes},
+    sweepMinutes: declaration.staleCleanupMinutes(config),
+  })
+  return {
+    name: declaration.name,
+    enabled: declaration.enabled,
+    requiredCrds: declaration.requiredCrds,
+    settings: settingsOf,
+    start: (manager, config, isEstablished) => startDiscovery(declaration, manager, settingsOf(config, isEstablished)),
+  }
+}
+
+function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manager, settings: Settings<S>) {
+  const context: DiscoveryContext = {namespace: manager.namespace}
+  const sources = declaration.sources(settings.own)
+  const targetResource: ResourceRef = {...crdResource(declaration.target), namespace: declaration.targetNamespace?.(context)}
+  const builder = manager.controller(declaration.name)
+  const informers = new Map<string, Informer<KubeObject>>()
+  const caches: SourceCaches = {
+    list: (id, namespace) => {
+      const cache = informers.get(id)?.cache
+      return !cache ? [] : namespace === undefined ? cache.list() : cache.listNamespace(namespace)
+    },
+    get: (id, key) => informers.get(id)?.cache.get(key),
+  }
+  const sourceOfKind = new Map(sources.map((source) => [source.kind, source]))
+
+  /** What this process last applied per CR key, and the cached resourceVersion it replaced. */
+  const applied = new Map<string, {json: string; wanted: DesiredObject & {finalizers?: string[]}; before: string | undefined}>()
+  /** Sources whose deletion this process saw (`kind/namespace/name` → when). */
+  const seenDeleted = new Map<string, number>()
+  /** Problems last reported per source, so each change of a source's problems is one set of Events. */
+  const reported = new Map<string, string>()
+  const refKey = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`
+
+  const targets = builder.watches<TargetObject>(
+    {resource: targetResource, kind: declaration.target.kind, labelSelector: `${labels.discovered}=true`},
+    (object) => {
+      // Our own applies come back as events: no new pass for them.
+      const memo = applied.get(objectKey(object))
+      return memo && !object.metadata.deletionTimestamp && upToDate(toCurrent(object), memo.wanted) ? [] : [declaration.targetGroup(object)]
+    },
+    {onUpdate: specMetadataOrDeletionChanged, indexes: {[GROUP_INDEX]: ((object: TargetObject) => [declaration.targetGroup(object)]) as IndexFunction<TargetObject>}},
+  )
+  for (const source of sources) {
+    informers.set(source.id, builder.watches(source.request, (object) => source.groupsOf(object, caches), {onUpdate: source.onUpdate}))
+  }
+
+  const toCurrent = (object: TargetObject): CurrentObject => ({
+    name: object.metadata.name,
+    namespace: object.metadata.namespace,
+    resourceVersion: object.metadata.resourceVersion,
+    labels: object.metadata.labels ?? {},
+    annotations: object.metadata.annotations ?? {},
+    ownerUids: (object.metadata.ownerReferences ?? []).map((owner) => owner.uid),
+    finalizers: object.metadata.finalizers ?? [],
+    deleting: Boolean(object.metadata.deletionTimestamp),
+    spec: object.spec,
+    status: object.status,
+    source: declaration.targetSource(object),
+  })
+  const cachedSource = (ref: ObjectRef): KubeObject | undefined => {
+    const source = sourceOfKind.get(ref.kind)
+    return source ? caches.get(source.id, ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name) : undefined
+  }
+  const sourceState = (ref: ObjectRef): CurrentSource | undefined => {
+    const object = cachedSource(ref)
+    const metadata = object?.metadata as {finalizers?: string[]; deletionTimestamp?: string; resourceVersion?: string} | undefined
+    return metadata ? {ref, resourceVersion: metadata.resourceVersion, finalizers: metadata.finalizers ?? [], deleting: Boolean(metadata.deletionTimestamp)} : undefined
+  }
+  const sourceKnowledge = (ref: ObjectRef): SourceKnowledge => {
+    if (cachedSource(ref)) return 'present'
+    return seenDeleted.has(refKey(ref)) ? 'deleted' : 'unknown'
+  }
+  /** What Events and patches need of a source: its live identity where cached. */
+  const sourceObject = (ref: ObjectRef): KubeObject => {
+    const cached = cachedSource(ref)
+    return {
+      apiVersion: ref.apiVersion ?? sourceOfKind.get(ref.kind)?.apiVersion,
+      kind: ref.kind,
+      metadata: {name: ref.name, namespace: ref.namespace, uid: cached?.metadata?.uid ?? ref.uid, resourceVersion: cached?.metadata?.resourceVersion},
+    }
+  }
+  const sourceResource = (ref: ObjectRef): ResourceRef => {
+    const source = sourceOfKind.get(ref.kind)
+    if (!source) throw new Error(`no source of kind ${ref.kind}`)
+    return {...source.request.resource, namespace: ref.namespace, name: ref.name}
+  }
+  const targetObject = (target: CurrentObject): KubeObject => ({
+    apiVersion: API_VERSION,
+    kind: declaration.target.kind,
+    metadata: {name: target.name, namespace: target.namespace},
+  })
+
+  const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
+    const desired = declaration.desired(group, caches, settings.own, context)
+    await reportProblems(running.recorder, desired, reported, sourceObject)
+    const plan = planDiscovery({
+      desired,
+      current: targets.cache.byIndex(GROUP_INDEX, group).map(toCurrent),
+      sourceState,
+      sourceKnowledge,
+      sourceFinalizer: (kind) => sourceOfKind.get(kind)?.finalizer,
+      syncFinalizer: declaration.syncFinalizer ? {name: declaration.syncFinalizer, enabled: settings.sync} : undefined,
+      stale: {enabled: settings.stale.enabled, thresholdMs: settings.stale.thresholdMinutes * 60_000},
+      now: Date.now(),
+      alreadyApplied: (object, current) => {
+        const memo = applied.get(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`)
+        return memo !== undefined && memo.json === JSON.stringify(object) && memo.before === current?.resourceVersion
+      },
+    })
+    const failures = await execute(plan.actions, {
+      client: manager.client,
+      signal,
+      declaration,
+      targetResource,
+      sourceResource,
+      onApplied: (object, before) => applied.set(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`, {json: JSON.stringify(object), wanted: object, before}),
+      currentVersion: (object) => targets.cache.get(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`)?.metadata.resourceVersion,
+      logger,
+    })
+    for (const failure of failures) {
+      const about = failure.source ? sourceObject(failure.source) : failure.target ? targetObject(failure.target) : undefined
+      if (about) await running.recorder.record(about, 'Warning', 'DiscoveryFailed', failure.message)
+    }
+    if (failures.length > 0) {
+      // Every other action of this group ran; the key is retried with backoff (or soon, for conflicts).
+      const conflict = failures.every((failure) => failure.error instanceof KubeApiError && failure.error.status === 409)
+      if (conflict) throw failures[0]!.error
+      throw new Error(`${failures.length} of ${plan.actions.length} discovery writes failed: ${failures.map((failure) => failure.message).join('; ')}`)
+    }
+    return plan.requeueAfterMs !== undefined ? {requeueAfterMs: plan.requeueAfterMs} : undefined
+  }
+
+  const running = builder.complete(reconcile, {resyncPeriodMs: settings.sweepMinutes * 60_000})
+  // Deletions this process sees: the CRs of a deleted source go at once (not after the orphan threshold); a
+  // deleted CR is forgotten and its group reconciled (it may have to come back).
+  const unsubscribe = [
+    ...sources.map((source) => informers.get(source.id)!.addHandler({
+      onDelete: (object) => {
+        const now = Date.now()
+        for (const [key, at] of seenDeleted) if (now - at > SEEN_DELETED_TTL_MS) seenDeleted.delete(key)
+        const ref = {kind: source.kind, namespace: object.metadata?.namespace, name: object.metadata?.name ?? ''}
+        seenDeleted.set(refKey(ref), now)
+        reported.delete(refKey(ref))
+      },
+    })),
+    targets.addHandler({
+      onDelete: (object) => {
+        applied.delete(objectKey(object))
+        running.enqueue(declaration.targetGroup(object))
+      },
+    }),
+  ]
+  return {
+    async stop() {
+      for (const off of unsubscribe) off()
+      await running.stop()
+    },
+  }
+}
+
+/** Problems → Events on their source, once per change of that source's set of problems. */
+async function reportProblems(
+  recorder: EventRecorder,
+  desired: DesiredState,
+  reported: Map<string, string>,
+  sourceObject: (ref: ObjectRef) => KubeObject,
+): Promise<void> {
+  for (const decision of desired.sources) {
+    const problems = desired.problems.filter((problem) => sameRef(problem.source, decision.ref))
+    const key = `${decision.ref.kind}/${decision.ref.namespace ?? ''}/${decision.ref.name}`
+    const fingerprint = JSON.stringify(problems.map(({type, reason, message}) => [type, reason, message]))
+    if ((reported.get(key) ?? '[]') === fingerprint) continue
+    reported.set(key, fingerprint)
+    for (const problem of problems) await recorder.record(sourceObject(problem.source), problem.type ?? 'Warning', problem.reason, problem.message)
+  }
+}
+
+interface Failure {
+  error: unknown
+  message: string
+  source?: ObjectRef
+  target?: CurrentObject
+}
+
+interface ExecuteContext<S> {
+  client: KubeClient
+  signal: AbortSignal
+  declaration: DiscoveryDeclaration<S>
+  targetResource: ResourceRef
+  sourceResource(ref: ObjectRef): ResourceRef
+  onApplied(object: DesiredObject & {finalizers?: string[]}, before: string | undefined): void
+  currentVersion(object: {namespace?: string; name: string}): string | undefined
+  logger: ReconcileContext['logger']
+}
+
+/** Runs the plan: source finalizers first, then CR writes, then releases; each action on its own. */
+async function execute<S>(actions: readonly Action[], context: ExecuteContext<S>): Promise<Failure[]> {
+  const {client, signal, declaration, logger} = context
+  const failures: Failure[] = []
+  const kind = declaration.target.kind
+  const target = (object: {namespace?: string; name: string}, subresource?: string): ResourceRef =>
+    ({...context.targetResource, namespace: object.namespace, name: object.name, subresource})
+  const phases: Array<Action['type'][]> = [
+    ['addSourceFinalizer'],
+    ['apply', 'applyStatus', 'delete', 'markOrphan', 'clearOrphanMark', 'releaseSyncFinalizer', 'migrateSource'],
+    ['removeSourceFinalizer'],
+  ]
+  for (const phase of phases) {
+    await forEachLimit(actions.filter((action) => phase.includes(action.type)), WRITE_CONCURRENCY, async (action) => {
+      if (signal.aborted) return
+      try {
+        await run(action)
+      } catch (error) {
+        if (signal.aborted) return
+        if (error instanceof KubeApiError && error.status === 404 && (action.type === 'delete' || action.type === 'releaseSyncFinalizer')) return
+        failures.push(describeFailure(action, error, kind))
+      }
+    })
+  }
+  return failures
+
+  async function run(action: Action): Promise<void> {
+    switch (action.type) {
+      case 'addSourceFinalizer':
+      case 'removeSourceFinalizer': {
+        const list = action.type === 'addSourceFinalizer'
+          ? [...action.source.finalizers, action.finalizer]
+          : action.source.finalizers.filter((finalizer) => finalizer !== action.finalizer)
+        await client.mergePatch(context.sourceResource(action.source.ref), {metadata: {finalizers: list, resourceVersion: action.source.resourceVersion}}, {signal})
+        if (action.type === 'removeSourceFinalizer') logger.info('source released', {source: describeRef(action.source.ref)})
+        return
+      }
+      case 'apply': {
+        const {object} = action
+        const before = context.currentVersion(object)
+        await client.apply(target(object), {
+          apiVersion: API_VERSION,
+          kind,
+          metadata: {
+            name: object.name,
+            ...(object.namespace ? {namespace: object.namespace} : {}),
+            labels: object.labels,
+            ...(object.annotations ? {annotations: object.annotations} : {}),
+            ...(object.ownerReferences ? {ownerReferences: object.ownerReferences} : {}),
+            ...(object.finalizers ? {finalizers: object.finalizers} : {}),
+          },
+          spec: object.spec,
+        }, {signal})
+        context.onApplied(object, before)
+        logger.info(`${kind} applied`, {name: object.name, source: describeRef(object.source)})
+        return
+      }
+      case 'applyStatus':
+        await client.apply(target(action.object, 'status'), {
+          apiVersion: API_VERSION,
+          kind,
+          metadata: {name: action.object.name, ...(action.object.namespace ? {namespace: action.object.namespace} : {})},
+          status: action.object.status,
+        }, {signal})
+        return
+      case 'delete':
+        await client.delete(target(action.target), {signal})
+        logger.info(`${kind} deleted: ${action.why}`, {name: action.target.name})
+        return
+      case 'markOrphan':
+      case 'clearOrphanMark':
+        await client.mergePatch(target(action.target), {metadata: {annotations: {[annotations.orphanedSince]: action.type === 'markOrphan' ? action.since : null}}}, {signal})
+        if (action.type === 'markOrphan') logger.info(`${kind} orphaned: its source is gone; deleted after cleanup.stale_threshold_minutes`, {name: action.target.name})
+        return
+      case 'releaseSyncFinalizer':
+        await client.mergePatch(target(action.target), {
+          metadata: {finalizers: action.target.finalizers.filter((finalizer) => finalizer !== declaration.syncFinalizer), resourceVersion: action.target.resourceVersion},
+        }, {signal})
+        logger.info(`${kind} released: API sync is off, so nothing is deleted from the Polycrate API`, {name: action.target.name})
+        return
+      case 'migrateSource':
+        await client.mergePatch(context.sourceResource(action.source), action.patch, {signal})
+        logger.info(action.description, {source: describeRef(action.source)})
+    }
+  }
+}
+
+function describeRef(ref: ObjectRef): string {
+  return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`
+}
+
+function describeFailure(action: Action, error: unknown, kind: string): Failure {
+  const why = error instanceof Error ? error.message : String(error)
+  switch (action.type) {
+    case 'apply':
+    case 'applyStatus':
+      return {error, source: action.object.source, message: `Could not write ${kind} ${action.object.name} for this ${action.object.source.kind}: ${why}`}
+    case 'delete':
+    case 'markOrphan':
+    case 'clearOrphanMark':
+    case 'releaseSyncFinalizer':
+      return {error, target: action.target, message: `Could not update or delete ${kind} ${action.target.name}: ${why}`}
+    case 'addSourceFinalizer':
+    case 'removeSourceFinalizer':
+      return {error, source: action.source.ref, message: `Could not ${action.type === 'addSourceFinalizer' ? 'add' : 'remove'} the finalizer ${action.finalizer}: ${why}`}
+    case 'migrateSource':
+      return {error, source: action.source, message: `Could not ${action.description}: ${why}`}
+  }
+}

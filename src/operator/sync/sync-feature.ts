@@ -1,0 +1,260 @@
+/**
+ * The generic sync feature: each CR of a kind → one object in the Polycrate API. A kind is a declaration plus a
+ * pure payload function; the generic part owns, for every kind alike:
+ *
+ * - the finalizer (kube-rs' `finalizer()` Apply/Cleanup): on before the API object can exist (discovered CRs are
+ *   created with it already), and on deletion the API object is deleted before it is removed;
+ * - the existence check that recreates an object deleted on the API side (seeds: "API sync and self-healing"),
+ *   adopt-or-create by the kind's natural key (a crash between create and status write never duplicates), and
+ *   writes only when the payload hash (`configHash`/`config_hash`) changed;
+ * - the status in the kind's style (`statusStyle` of its CRD: `apiID` or `api_id`, …), one write per change;
+ * - terminal errors (the API refuses the object as it is: 400, 403) → phase Error, a Warning Event, no retry until
+ *   the spec changes; transient ones (network, 5xx, 429) → phase Error and a retry with the queue's backoff;
+ * - the inventory check every sync interval: one paged listing of the cluster's API objects instead of a GET per CR;
+ *   a CR whose API object is missing is reconciled at once.
+ * Every API and kube call takes the reconcile's AbortSignal (shutdown, lost leadership).
+ */
+import {
+  ApiAuthError,
+  ApiContractError,
+  ApiError,
+  ApiNetworkError,
+  ApiNotFoundError,
+  ApiValidationError,
+  adoptOrCreate,
+  type Filters,
+  type PolycrateApiClient,
+  type Resource,
+} from '../../api/index.js'
+import {API_VERSION, crdResource, syncStatusFields, type CrdDefinition, type CustomObject, type StatusStyle} from '../../crds/define.js'
+import type {Condition} from '../../crds/schema.js'
+import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
+import type {OperatorConfig} from '../config/operator-config.js'
+import {setCondition} from '../config/operator-config.js'
+import {conditionTypes} from '../conventions.js'
+import type {Feature} from '../features.js'
+import type {ReconcileContext} from '../runtime/controller.js'
+import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
+import {configHash} from './hash.js'
+
+type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
+interface ApiObject {
+  id: string
+  is_deleted?: boolean | null
+}
+
+export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = undefined> {
+  /** Feature and controller name (`host-sync`). */
+  name: string
+  crd: CrdDefinition
+  finalizer: string
+  /** What to call the object in messages (`host`, `endpoint`). */
+  noun: string
+  /** Default: `api_sync.enabled`. */
+  enabled?(config: OperatorConfig): boolean
+  api(client: PolycrateApiClient): Resource<Api, Body>
+  /** The API object needs this cluster's K8sCluster id (k8s_cluster): wait for `local_cluster` to resolve it. */
+  requiresCluster?: boolean
+  /** Lookups the payload needs (e.g. the K8sApp's API id); may call the API, must pass `signal` on. */
+  links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal): Promise<Links>
+  /** Pure: the request body for this CR. */
+  payload(object: SyncObject<Spec>, context: {identity: ApiIdentity; links: Links}): Body
+  /** The natural key as list filters, for adopt-or-create. */
+  lookup(body: Body, identity: ApiIdentity): Filters
+  /** Narrows the lookup's candidates (e.g. same namespace). */
+  matches?(candidate: Api, body: Body): boolean
+  /** Filters listing every API object of this cluster (the inventory check). */
+  inventory(identity: ApiIdentity): Filters
+  /** Status fields of the kind beyond the generic ones (e.g. Endpoint `k8sAppID`). */
+  extraStatus?(links: Links): Record<string, unknown>
+}
+
+export interface SyncState {
+  phase: 'Pending' | 'Synced' | 'Error'
+  syncStatus: 'pending' | 'synced' | 'error'
+  reason: string
+  message: string
+}
+
+/**
+ * The status patch after a sync attempt (pure): only the fields sync owns, spelled in the kind's style; values it
+ * does not know now are kept from `previous`; `lastTransitionTime` moves only when the condition flips.
+ */
+export function syncStatusPatch(
+  style: StatusStyle,
+  previous: Record<string, unknown> | undefined,
+  generation: number | undefined,
+  state: SyncState,
+  synced: {apiId?: string; configHash?: string; at?: string; extra?: Record<string, unknown>},
+  now: string,
+): Record<string, unknown> {
+  const f = syncStatusFields(style)
+  const ok = state.phase === 'Synced'
+  return {
+    phase: state.phase,
+    [f.syncStatus]: state.syncStatus,
+    [f.apiId]: synced.apiId ?? previous?.[f.apiId],
+    [f.configHash]: synced.configHash ?? previous?.[f.configHash],
+    [f.lastSyncedAt]: synced.at ?? previous?.[f.lastSyncedAt],
+    [f.observedGeneration]: generation,
+    message: ok ? null : state.message,
+    ...synced.extra,
+    conditions: setCondition(previous?.conditions as Condition[] | undefined, {
+      type: conditionTypes.synced, status: ok ? 'True' : 'False', reason: state.reason, message: state.message, observedGeneration: generation,
+    }, now),
+  }
+}
+
+/** Whether applying `patch` would change nothing (null = absent). */
+export function statusUnchanged(previous: Record<string, unknown> | undefined, patch: Record<string, unknown>): boolean {
+  const clean = (value: unknown) => JSON.stringify(value ?? null)
+  return Object.entries(patch).every(([key, value]) => clean(previous?.[key]) === clean(value))
+}
+
+/** The API refuses the object as it is: retrying does not help, a spec change may. */
+export function isTerminal(error: unknown): boolean {
+  return error instanceof ApiValidationError || (error instanceof ApiAuthError && error.forbidden) || error instanceof ApiContractError
+}
+
+export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>(
+  session: ApiSession,
+  declaration: SyncDeclaration<Spec, Body, Api, Links>,
+): Feature {
+  return {
+    name: declaration.name,
+    enabled: declaration.enabled ?? ((config) => config.api_sync.enabled),
+    settings: (config) => ({api: config.api_sync.api_url, interval: config.api_sync.sync_interval_seconds}),
+    start(manager, config) {
+      const {crd, finalizer, noun} = declaration
+      const style = crd.statusStyle ?? 'snake'
+      const f = syncStatusFields(style)
+      const resource = crdResource(crd)
+      const client = manager.client
+      const builder = manager.controller(declaration.name)
+      const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})
+
+      const refOf = (object: SyncObject<Spec>, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
+      const writeStatus = async (object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal) => {
+        if (statusUnchanged(object.status, patch)) return
+        await client.mergePatch(refOf(object, 'status'), {apiVersion: API_VERSION, kind: crd.kind, status: patch}, {signal})
+      }
+      const setFinalizers = (object: SyncObject<Spec>, list: string[], signal: AbortSignal) =>
+        client.mergePatch(refOf(object), {metadata: {finalizers: list, resourceVersion: object.metadata.resourceVersion}}, {signal})
+      const status = (object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}) =>
+        syncStatusPatch(style, object.status, object.metadata.generation, state, synced, new Date().toISOString())
+
+      const exists = async (api: Resource<Api, Body>, id: string, signal: AbortSignal) => {
+        try {
+          return !(await api.get(id, {signal})).is_deleted
+        } catch (error) {
+          if (error instanceof ApiNotFoundError || (error instanceof ApiError && error.status === 404)) return false
+          throw error
+        }
+      }
+
+      const reconcile = async ({key, logger, signal}: ReconcileContext) => {
+        const object = objects.cache.get(key)
+        if (!object) return
+        const api = session.client
+        const identity = session.identity
+        const hasFinalizer = object.metadata.finalizers?.includes(finalizer) ?? false
+        const apiId = object.status?.[f.apiId] as string | undefined
+
+        if (object.metadata.deletionTimestamp) {
+          if (!hasFinalizer) return
+          if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
+          if (apiId) {
+            const outcome = await declaration.api(api).delete(apiId, {signal})
+            logger.info(`${noun} deleted from the API`, {apiId, outcome})
+          }
+          await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
+          return
+        }
+        if (!api || !identity) {
+          await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'APINotConnected', message: `Waiting for the Polycrate API connection: ${session.problem ?? 'not connected yet'}`}), signal)
+          return // a change of the session requeues every object
+        }
+        if (declaration.requiresCluster && !identity.clusterId) {
+          const message = `The Polycrate API has no cluster for this workspace yet, and a ${noun} belongs to one: set local_cluster.enabled (and cluster_name) in the OperatorConfig.`
+          await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
+          return
+        }
+        // The finalizer is on before the API object exists, so the CR can never go without deleting it.
+        if (!hasFinalizer) await setFinalizers(object, [...(object.metadata.finalizers ?? []), finalizer], signal)
+
+        const resourceApi = declaration.api(api)
+        try {
+          const links = declaration.links ? await declaration.links(object, api, identity, signal) : (undefined as Links)
+          const payload = declaration.payload(object, {identity, links})
+          const hash = configHash(payload)
+          let id = apiId
+          if (id && !(await exists(resourceApi, id, signal))) {
+            logger.info(`${noun} was deleted on the API side; recreating it`, {apiId: id})
+            await manager.recorder(declaration.name).record(object, 'Normal', 'Recreated', `The ${noun} ${id} was deleted in the Polycrate API; it is created again.`)
+            id = undefined
+          }
+          let wrote = false
+          if (!id) {
+            const {object: found, created} = await adoptOrCreate(resourceApi, {
+              lookup: declaration.lookup(payload, identity),
+              body: payload,
+              matches: declaration.matches ? (candidate) => declaration.matches!(candidate, payload) : undefined,
+              signal,
+            })
+            id = found.id
+            if (!created) await resourceApi.update(id, payload as Partial<Body>, {signal})
+            wrote = true
+            logger.info(created ? `${noun} created in the API` : `existing API ${noun} adopted`, {apiId: id})
+          } else if (hash !== object.status?.[f.configHash]) {
+            await resourceApi.update(id, payload as Partial<Body>, {signal})
+            wrote = true
+            logger.info(`${noun} updated in the API`, {apiId: id})
+          }
+          await writeStatus(object, status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
+            apiId: id, configHash: hash, at: wrote ? new Date().toISOString() : undefined, extra: declaration.extraStatus?.(links),
+          }), signal)
+        } catch (error) {
+          if (signal.aborted) throw error
+          if (isTerminal(error)) {
+            const message = `The Polycrate API refused the ${noun}: ${(error as Error).message}`
+            await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason: 'Rejected', message}), signal)
+            await manager.recorder(declaration.name).record(object, 'Warning', 'SyncRejected', message)
+            return
+          }
+          const reason = error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429)) ? 'APIUnavailable' : 'SyncFailed'
+          await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason, message: `Sync failed, retrying with backoff: ${(error as Error).message}`}), signal)
+          throw error
+        }
+      }
+
+      const running = builder.complete(reconcile)
+      const unsubscribe = session.onChange(() => running.controller.resync())
+
+      // Inventory check every sync interval: an object whose API twin is gone is reconciled (and recreated) at once.
+      const inventory = setInterval(async () => {
+        const api = session.client
+        const identity = session.identity
+        if (!api || !identity || !manager.isLeader || !objects.hasSynced()) return
+        if (declaration.requiresCluster && !identity.clusterId) return
+        try {
+          const ids = new Set<string>()
+          for await (const item of declaration.api(api).list(declaration.inventory(identity))) ids.add(item.id)
+          for (const object of objects.cache.list()) {
+            const id = object.status?.[f.apiId] as string | undefined
+            if (id && !ids.has(id) && !object.metadata.deletionTimestamp) running.enqueue(`${object.metadata.namespace}/${object.metadata.name}`)
+          }
+        } catch (error) {
+          running.logger.debug('inventory check failed; the next interval retries', {error: (error as Error).message})
+        }
+      }, config.api_sync.sync_interval_seconds * 1000)
+      inventory.unref()
+      return {
+        async stop() {
+          clearInterval(inventory)
+          unsubscribe()
+          await running.stop()
+        },
+      }
+    },
+  }
+}
