@@ -2,64 +2,25 @@ import assert from 'node:assert/strict'
 import {createServer} from 'node:http'
 import {
   createEventLoopCheck,
+  formatAddress,
   parseBindAddress,
   startMetricsServer,
   startProbeServer,
   type CheckResult,
   type RunningHttpServer,
 } from '../../src/operator/runtime/http-servers.js'
+import * as lib from '../../src/lib/http-server.js'
 import {createLogger} from '../../src/lib/logger.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {parsePromText} from '../support/prom-text.js'
 
 const base = (server: RunningHttpServer) => `http://127.0.0.1:${server.address.port}`
 
-describe('parseBindAddress', () => {
-  const valid: Array<[string, {host: string; port: number} | undefined]> = [
-    [':8080', {host: '::', port: 8080}],
-    [':0', {host: '::', port: 0}],
-    ['127.0.0.1:8081', {host: '127.0.0.1', port: 8081}],
-    ['0.0.0.0:9090', {host: '0.0.0.0', port: 9090}],
-    ['[::1]:8081', {host: '::1', port: 8081}],
-    ['[::]:8081', {host: '::', port: 8081}],
-    ['localhost:8081', {host: 'localhost', port: 8081}],
-    ['metrics.example.com:65535', {host: 'metrics.example.com', port: 65535}],
-    ['  :8080  ', {host: '::', port: 8080}],
-    ['0', undefined],
-    ['', undefined],
-    ['  ', undefined],
-  ]
-  for (const [input, expected] of valid) {
-    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
-      assert.deepEqual(parseBindAddress(input), expected)
-    })
-  }
-
-  const invalid: Array<[string, RegExp]> = [
-    ['8080', /the port needs a leading colon \(":8080"\)/],
-    ['localhost', /missing ":port"/],
-    [':', /missing port/],
-    [':http', /"http" is not a port number/],
-    [':65536', /port 65536 is above 65535/],
-    [':-1', /"-1" is not a port number/],
-    ['::1:8080', /an IPv6 address needs brackets/],
-    ['[::1]8080', /bracketed IPv6 address must be followed by ":port"/],
-    ['[nope]:8080', /"nope" is not an IPv6 address/],
-    ['bad_host!:8080', /"bad_host!" is neither an IP address nor a host name/],
-  ]
-  for (const [input, reason] of invalid) {
-    it(`${JSON.stringify(input)} is rejected with a clear message`, () => {
-      assert.throws(() => parseBindAddress(input), (error: Error) => {
-        assert.match(error.message, new RegExp(`^Invalid bind address "${input.replace(/[[\]]/g, '\\$&')}": `))
-        assert.match(error.message, reason)
-        assert.match(error.message, /or "0" to disable/)
-        return true
-      })
-    })
-  }
-
-  it('names the flag when given one', () => {
-    assert.throws(() => parseBindAddress('8080', '--metrics-bind-address'), /^Error: Invalid --metrics-bind-address "8080": /)
+describe('http-servers re-exports', () => {
+  it('parseBindAddress and formatAddress are the ones of src/lib/http-server.ts (tested in http-server.test.ts)', () => {
+    assert.equal(parseBindAddress, lib.parseBindAddress)
+    assert.equal(formatAddress, lib.formatAddress)
+    assert.deepEqual(parseBindAddress(':8080'), {host: '::', port: 8080})
   })
 })
 
@@ -327,6 +288,15 @@ describe('metrics server', () => {
       res = await fetch(`${base(server)}${path}`)
       assert.equal(res.status, 404, path)
       await res.body?.cancel()
+    }
+  })
+
+  it('other methods get 405 with Allow, on any path (as before the split)', async () => {
+    for (const path of ['/metrics', '/nope']) {
+      const res = await fetch(`${base(server)}${path}`, {method: 'POST'})
+      assert.equal(res.status, 405, path)
+      assert.equal(res.headers.get('allow'), 'GET, HEAD')
+      assert.equal(await res.text(), 'method not allowed\n')
     }
   })
 

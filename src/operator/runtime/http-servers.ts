@@ -2,18 +2,23 @@
  * The operator's two small HTTP servers, as controller-runtime has them: the probe server (`/healthz`, `/readyz`,
  * answered like controller-runtime's healthz handler) and the metrics server (`/metrics`, Prometheus text format).
  * Bind addresses follow controller-runtime's flags: `:8080` (all interfaces), `127.0.0.1:8081`, `[::1]:8081`,
- * and `0` (or empty) to disable. Also here: the event-loop-stall check that `/healthz` uses.
+ * and `0` (or empty) to disable. Also here: the event-loop-stall check that `/healthz` uses. Listening, bind
+ * addresses and the response helpers are src/lib/http-server.ts.
  */
-import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
-import {isIPv4, isIPv6} from 'node:net'
+import type {IncomingMessage, ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
+import {
+  allowMethods,
+  sendJson,
+  sendText,
+  startHttpServer,
+  type RunningHttpServer,
+} from '../../lib/http-server.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
-export interface BindAddress {
-  host: string
-  port: number
-}
+// The generic serving parts live in src/lib/http-server.ts; re-exported here for the code that imports them from here.
+export {formatAddress, parseBindAddress, type BindAddress, type RunningHttpServer} from '../../lib/http-server.js'
 
 /** One named check: ok, or failed with a message a person can act on. */
 export interface CheckStatus {
@@ -34,13 +39,6 @@ export interface ProbeChecks {
   readyz: CheckFunction
 }
 
-export interface RunningHttpServer {
-  /** Where the server listens; `port` is the bound port (so `:0` gives an ephemeral one). */
-  address: BindAddress
-  /** Stops listening and drops open (keep-alive) connections. Safe to call more than once. */
-  close(): Promise<void>
-}
-
 export interface ProbeServerOptions {
   /** The raw flag value (`:8081`, `127.0.0.1:8081`, `0` to disable). */
   bindAddress: string
@@ -57,74 +55,28 @@ export interface MetricsServerOptions {
   logger?: Logger
 }
 
-/** All interfaces; the server falls back to 0.0.0.0 where IPv6 is not available (as Node's own `listen(port)`). */
-const ALL_INTERFACES = '::'
-const hostnamePattern = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
-
-/**
- * Parses a controller-runtime style bind address. `0` or empty means disabled (undefined); `:0` means an ephemeral
- * port on all interfaces. Throws an Error naming the value (and `flag`, when given) if it is not valid.
- */
-export function parseBindAddress(value: string, flag?: string): BindAddress | undefined {
-  const raw = value.trim()
-  if (raw === '' || raw === '0') return undefined
-  const what = flag ? `${flag} "${value}"` : `bind address "${value}"`
-  const fail = (why: string): never => {
-    throw new Error(`Invalid ${what}: ${why}; expected [host]:port such as ":8080", "127.0.0.1:8080" or "[::1]:8080", or "0" to disable.`)
-  }
-
-  let host: string
-  let portText: string
-  if (raw.startsWith('[')) {
-    const match = /^\[([^\]]*)\]:(.*)$/.exec(raw)
-    if (!match) return fail('a bracketed IPv6 address must be followed by ":port"')
-    host = match[1] ?? ''
-    portText = match[2] ?? ''
-    if (!isIPv6(host)) return fail(`"${host}" is not an IPv6 address`)
-  } else {
-    const colon = raw.lastIndexOf(':')
-    if (colon === -1) {
-      return fail(/^\d+$/.test(raw) ? `the port needs a leading colon (":${raw}")` : 'missing ":port"')
-    }
-    host = raw.slice(0, colon)
-    portText = raw.slice(colon + 1)
-    if (host.includes(':')) return fail('an IPv6 address needs brackets ("[::1]:8080")')
-    if (host === '') host = ALL_INTERFACES
-    else if (!isIPv4(host) && !hostnamePattern.test(host)) return fail(`"${host}" is neither an IP address nor a host name`)
-  }
-
-  if (!/^\d{1,5}$/.test(portText)) return fail(portText === '' ? 'missing port' : `"${portText}" is not a port number`)
-  const port = Number(portText)
-  if (port > 65535) return fail(`port ${port} is above 65535`)
-  return {host, port}
-}
-
 // ---------------------------------------------------------------------------------------------------------------------
 // probe server
 
 /** Serves `/healthz` and `/readyz` (and `/healthz/<check>`, `/readyz/<check>`) until closed. Undefined when disabled. */
 export async function startProbeServer(options: ProbeServerOptions): Promise<RunningHttpServer | undefined> {
-  const flag = '--health-probe-bind-address'
-  const address = parseBindAddress(options.bindAddress, flag)
-  if (!address) return undefined
   const logger = (options.logger ?? silentLogger).child({component: 'probes'})
   const timeoutMs = options.checkTimeoutMs ?? 10_000
   const lastOk: Record<string, boolean | undefined> = {}
 
-  const server = createServer((req, res) => {
-    void handleProbe(req, res).catch((error: unknown) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) =>
+    handleProbe(req, res).catch((error: unknown) => {
       logger.error('probe request failed', {error: errorMessage(error)})
-      if (!res.headersSent) sendText(req, res, 500, `internal server error: ${errorMessage(error)}\n`)
+      if (!res.headersSent) sendText(res, 500, `internal server error: ${errorMessage(error)}\n`)
       else res.destroy()
     })
-  })
 
   async function handleProbe(req: IncomingMessage, res: ServerResponse) {
-    if (!allowMethod(req, res)) return
+    if (!allowMethods(req, res, ['GET', 'HEAD'])) return
     const url = new URL(req.url ?? '/', 'http://probe.local')
     const match = /^\/(healthz|readyz)(?:\/(.*))?$/.exec(url.pathname)
     const endpoint = match?.[1] as keyof ProbeChecks | undefined
-    if (!match || !endpoint) return sendText(req, res, 404, '404 page not found\n')
+    if (!match || !endpoint) return sendText(res, 404, '404 page not found\n')
     const rest = (match[2] ?? '').replace(/\/+$/, '')
     const json = wantsJson(req, url)
     const result = await runChecks(options.checks[endpoint], endpoint, timeoutMs)
@@ -134,13 +86,13 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
       try {
         name = decodeURIComponent(rest)
       } catch {
-        return sendText(req, res, 404, '404 page not found\n')
+        return sendText(res, 404, '404 page not found\n')
       }
       const check = result.checks[name]
-      if (!check) return sendText(req, res, 404, '404 page not found\n')
+      if (!check) return sendText(res, 404, '404 page not found\n')
       const status = check.ok ? 200 : 500
-      if (json) return sendJson(req, res, status, {status: check.ok ? 'ok' : 'failed', checks: {[name]: check}})
-      return sendText(req, res, status, check.ok ? 'ok' : `internal server error: ${check.message ?? 'check failed'}\n`)
+      if (json) return sendJson(res, status, {status: check.ok ? 'ok' : 'failed', checks: {[name]: check}})
+      return sendText(res, status, check.ok ? 'ok' : `internal server error: ${check.message ?? 'check failed'}\n`)
     }
 
     const excluded = new Set(url.searchParams.getAll('exclude').flatMap((v) => v.split(',')).filter(Boolean))
@@ -153,9 +105,9 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
     if (json) {
       const checks: Record<string, CheckStatus> = {}
       for (const n of names) checks[n] = excluded.has(n) ? {ok: true, message: 'excluded'} : result.checks[n] ?? {ok: false}
-      return sendJson(req, res, status, {status: ok ? 'ok' : 'failed', checks})
+      return sendJson(res, status, {status: ok ? 'ok' : 'failed', checks})
     }
-    if (ok && !url.searchParams.has('verbose')) return sendText(req, res, 200, 'ok')
+    if (ok && !url.searchParams.has('verbose')) return sendText(res, 200, 'ok')
     const lines = names.map((n) => {
       const check = result.checks[n]
       if (excluded.has(n)) return `[+]${n} excluded: ok`
@@ -164,7 +116,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
     const unknown = [...excluded].filter((n) => !(n in result.checks))
     if (unknown.length > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${unknown.map((n) => `"${n}"`).join(', ')}`)
     lines.push(ok ? `${endpoint} check passed` : `${url.pathname} check failed`)
-    return sendText(req, res, status, `${lines.join('\n')}\n`)
+    return sendText(res, status, `${lines.join('\n')}\n`)
   }
 
   function noteTransition(endpoint: string, ok: boolean, failures: string[]) {
@@ -179,7 +131,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
     }
   }
 
-  return listen(server, address, {name: 'health probe', raw: options.bindAddress, flag}, logger)
+  return startHttpServer({name: 'health probe', bindAddress: options.bindAddress, flag: '--health-probe-bind-address', logger, handler})
 }
 
 async function runChecks(check: CheckFunction, endpoint: string, timeoutMs: number): Promise<CheckResult> {
@@ -214,123 +166,28 @@ function wantsJson(req: IncomingMessage, url: URL): boolean {
 
 /** Serves `GET /metrics` in the Prometheus text format until closed. Undefined when disabled. */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<RunningHttpServer | undefined> {
-  const flag = '--metrics-bind-address'
-  const address = parseBindAddress(options.bindAddress, flag)
-  if (!address) return undefined
   const logger = (options.logger ?? silentLogger).child({component: 'metrics'})
   const {metrics} = options
 
-  const server = createServer((req, res) => {
-    if (!allowMethod(req, res)) return
+  // Method before path, as before: any method other than GET/HEAD is 405, on any path.
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (!allowMethods(req, res, ['GET', 'HEAD'])) return
     const url = new URL(req.url ?? '/', 'http://metrics.local')
-    if (url.pathname !== '/metrics') return sendText(req, res, 404, '404 page not found\n')
+    if (url.pathname !== '/metrics') return sendText(res, 404, '404 page not found\n')
     metrics.text().then(
-      (body) => send(req, res, 200, metrics.registry.contentType, body),
+      (body) => sendText(res, 200, body, metrics.registry.contentType),
       (error: unknown) => {
         logger.error('collecting metrics failed', {error: errorMessage(error)})
-        sendText(req, res, 500, `collecting metrics failed: ${errorMessage(error)}\n`)
+        sendText(res, 500, `collecting metrics failed: ${errorMessage(error)}\n`)
       },
     )
-  })
+  }
 
-  return listen(server, address, {name: 'metrics', raw: options.bindAddress, flag}, logger)
+  return startHttpServer({name: 'metrics', bindAddress: options.bindAddress, flag: '--metrics-bind-address', logger, handler})
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// shared HTTP plumbing
-
-function allowMethod(req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.method === 'GET' || req.method === 'HEAD') return true
-  res.setHeader('Allow', 'GET, HEAD')
-  sendText(req, res, 405, 'method not allowed\n')
-  return false
-}
-
-function sendText(req: IncomingMessage, res: ServerResponse, status: number, body: string): void {
-  send(req, res, status, 'text/plain; charset=utf-8', body)
-}
-
-function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
-  send(req, res, status, 'application/json', `${JSON.stringify(body)}\n`)
-}
-
-function send(req: IncomingMessage, res: ServerResponse, status: number, contentType: string, body: string): void {
-  res.statusCode = status
-  res.setHeader('Content-Type', contentType)
-  res.setHeader('Content-Length', Buffer.byteLength(body))
-  res.setHeader('X-Content-Type-Options', 'nosniff')
-  res.setHeader('Cache-Control', 'no-store')
-  if (req.method === 'HEAD') res.end()
-  else res.end(body)
-}
-
-interface ListenLabels {
-  /** "metrics", "health probe" */
-  name: string
-  raw: string
-  flag: string
-}
-
-async function listen(server: Server, address: BindAddress, labels: ListenLabels, logger: Logger): Promise<RunningHttpServer> {
-  server.headersTimeout = 10_000
-  server.requestTimeout = 30_000
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      server.off('listening', onListening)
-      reject(new Error(listenErrorMessage(error, address, labels), {cause: error}))
-    }
-    const onListening = () => {
-      server.off('error', onError)
-      resolve()
-    }
-    server.once('error', onError)
-    server.once('listening', onListening)
-    // No host for "all interfaces": Node then listens on :: (dual stack) and falls back to 0.0.0.0 without IPv6.
-    if (address.host === ALL_INTERFACES) server.listen({port: address.port})
-    else server.listen({port: address.port, host: address.host})
-  })
-  server.on('error', (error) => logger.error(`${labels.name} server error`, {error: error.message}))
-
-  const bound = server.address()
-  const actual: BindAddress = typeof bound === 'object' && bound
-    ? {host: bound.address, port: bound.port}
-    : {...address}
-  logger.info(`${labels.name} server listening`, {address: formatAddress(actual)})
-
-  let closing: Promise<void> | undefined
-  return {
-    address: actual,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-      return closing
-    },
-  }
-}
-
-function listenErrorMessage(error: NodeJS.ErrnoException, address: BindAddress, labels: ListenLabels): string {
-  const what = `${labels.name} bind address ${labels.raw.trim()}`
-  const remedy = `pass ${labels.flag} with a free port, or 0 to disable`
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return `${what} is in use: ${remedy}`
-    case 'EACCES':
-      return `${what} needs privileges to bind port ${address.port} (EACCES): pass ${labels.flag} with a port above 1023, or 0 to disable`
-    case 'EADDRNOTAVAIL':
-      return `${what} is not an address of this machine (EADDRNOTAVAIL): pass ${labels.flag} with a local address such as :${address.port}, or 0 to disable`
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `${what}: the host name "${address.host}" does not resolve (${error.code}): pass ${labels.flag} with an IP address, or 0 to disable`
-    default:
-      return `${what} cannot be used (${error.code ?? 'error'}: ${error.message}): ${remedy}`
-  }
-}
-
-export function formatAddress(address: BindAddress): string {
-  return address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
-}
+// small helpers
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim()
