@@ -87,39 +87,41 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   }
 
   /** The seeds' rules: the API's cluster for the workspace wins; else create `cluster_name`; else none. */
-  const resolveLocalCluster = async (api: PolycrateApiClient, workspaceId: string, previousId?: string) => {
+  const resolveLocalCluster = async (api: PolycrateApiClient, workspaceId: string, previousId: string | undefined, signal: AbortSignal) => {
     if (!config.local_cluster.enabled) return undefined
     if (previousId) {
-      const known = await api.k8sClusters.get(previousId).catch((error) => {
+      const known = await api.k8sClusters.get(previousId, {signal}).catch((error) => {
         if (error instanceof ApiError && error.status === 404) return undefined
         throw error
       })
       if (known && !known.is_deleted) return {clusterId: known.id, clusterName: known.name ?? undefined}
     }
-    const existing = await api.k8sClusters.findOne({workspaces: workspaceId})
+    const existing = await api.k8sClusters.findOne({workspaces: workspaceId}, {signal})
     if (existing) return {clusterId: existing.id, clusterName: existing.name ?? undefined, created: false}
     const name = config.local_cluster.cluster_name
     if (!name) return {message: 'No cluster exists in the API for this workspace and local_cluster.cluster_name is not set: nothing was registered.'}
     const {object, created} = await adoptOrCreate(api.k8sClusters, {
       lookup: {workspaces: workspaceId},
       body: {name: slug(name), display_name: name, kind: 'generic'},
+      signal,
     })
     return {clusterId: object.id, clusterName: object.name ?? name, created}
   }
 
   /** The operator's own K8sApp `polycrate-operator` in the API, with the running version. */
-  const syncOwnApp = async (api: PolycrateApiClient, clusterId: string) => {
+  const syncOwnApp = async (api: PolycrateApiClient, clusterId: string, signal: AbortSignal) => {
     const version = operatorVersion()
     if (ownAppSynced === `${clusterId}/${version}`) return
     const {object, created} = await adoptOrCreate(api.k8sApps, {
       lookup: {name_exact: OPERATOR_NAME, k8s_cluster: clusterId},
       body: {name: OPERATOR_NAME, namespace, kind: 'polycrate', k8s_cluster: clusterId, installed_version: version, installed: true},
+      signal,
     })
-    if (!created && object.installed_version !== version) await api.k8sApps.update(object.id, {installed_version: version, installed: true})
+    if (!created && object.installed_version !== version) await api.k8sApps.update(object.id, {installed_version: version, installed: true}, {signal})
     ownAppSynced = `${clusterId}/${version}`
   }
 
-  const connect = async (token: string, previousClusterId?: string): Promise<ApiSyncOutcome> => {
+  const connect = async (token: string, previousClusterId: string | undefined, signal: AbortSignal): Promise<ApiSyncOutcome> => {
     const api = session.clientFor(apiUrl, token)
     const agentId = await agentIdentity()
     const version = operatorVersion()
@@ -133,9 +135,9 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
         start_time: startedAt.toISOString(),
         reported_at: new Date().toISOString(),
         api_connected: true,
-      })
-      const local = await resolveLocalCluster(api, health.workspace_id, previousClusterId)
-      if (local?.clusterId) await syncOwnApp(api, local.clusterId)
+      }, {signal})
+      const local = await resolveLocalCluster(api, health.workspace_id, previousClusterId, signal)
+      if (local?.clusterId) await syncOwnApp(api, local.clusterId, signal)
       session.connected({
         workspaceId: health.workspace_id,
         workspaceName: health.workspace_name,
@@ -164,15 +166,15 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     }
   }
 
-  const reconcile = async ({key: requested, logger}: ReconcileContext) => {
+  const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
     if (requested !== key) return
     const object = configs.cache.get(key)
     const read = readToken()
     const outcome: ApiSyncOutcome = 'problem' in read
       ? {kind: 'no-token', message: read.problem}
-      : await connect(read.token, object?.status?.local_cluster?.cluster_id)
+      : await connect(read.token, object?.status?.local_cluster?.cluster_id, signal)
     if (outcome.kind !== 'connected') session.disconnected(outcome.message)
-    if (object) await writeStatus(manager, object, apiSyncStatus(object.status, outcome, new Date().toISOString()))
+    if (object) await writeStatus(manager, object, apiSyncStatus(object.status, outcome, new Date().toISOString()), signal)
     if (outcome.kind === 'connected') {
       logger.debug('heartbeat sent', {workspace: outcome.workspace.name})
       return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
@@ -205,7 +207,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   }
 }
 
-async function writeStatus(manager: Manager, object: OperatorConfigObject, status: ApiSyncStatus): Promise<void> {
+async function writeStatus(manager: Manager, object: OperatorConfigObject, status: ApiSyncStatus, signal: AbortSignal): Promise<void> {
   const current = object.status
   const unchanged = isDeepStrictEqual(
     JSON.parse(JSON.stringify({api_sync: current?.api_sync, local_cluster: current?.local_cluster, agent: current?.agent, conditions: (current?.conditions ?? []).filter((c) => c.type === 'APIConnected')})),
@@ -215,6 +217,6 @@ async function writeStatus(manager: Manager, object: OperatorConfigObject, statu
   await manager.client.apply(
     {...operatorConfigResource(manager.namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
     {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, metadata: {name: OPERATOR_CONFIG_NAME, namespace: manager.namespace}, status},
-    {fieldManager: STATUS_MANAGER},
+    {fieldManager: STATUS_MANAGER, signal},
   )
 }

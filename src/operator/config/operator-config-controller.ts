@@ -60,7 +60,7 @@ export function createOperatorConfigController(options: OperatorConfigController
   const client: KubeClient = manager.client
   const now = options.now ?? (() => new Date())
 
-  const reconcile = async ({key: requested, logger}: ReconcileContext) => {
+  const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
     if (requested !== key) {
       const other = informer.cache.get(requested)
       if (other) {
@@ -69,8 +69,6 @@ export function createOperatorConfigController(options: OperatorConfigController
       }
       return
     }
-    // Until the CRD list has synced, "not established" could just mean "not seen yet".
-    if (!gate.hasSynced()) return {requeueAfterMs: 500}
     const object = informer.cache.get(key)
     const validation = validateOperatorConfig(object?.spec ?? {})
     const config = validation.ok ? validation.config : undefined
@@ -89,7 +87,7 @@ export function createOperatorConfigController(options: OperatorConfigController
     await client.apply(
       {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
       {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, metadata: {name: OPERATOR_CONFIG_NAME, namespace}, status},
-      {fieldManager: STATUS_MANAGER},
+      {fieldManager: STATUS_MANAGER, signal},
     )
     logger.info('OperatorConfig status updated', {phase: status.phase})
   }
@@ -102,7 +100,8 @@ export function createOperatorConfigController(options: OperatorConfigController
     metrics: manager.metrics,
     watches: [
       {informer, onUpdate: specOrMetadataChanged},
-      // Any CRD change may start or stop an optional feature.
+      // Any CRD change may start or stop an optional feature. Workers wait for this cache too: until the CRD
+      // list has synced, "not established" could just mean "not seen yet".
       {informer: gate.informer, toKeys: () => [key]},
     ],
   })

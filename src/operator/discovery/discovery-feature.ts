@@ -312,10 +312,11 @@ async function execute<S>(actions: readonly Action[], context: ExecuteContext<S>
   const kind = declaration.target.kind
   const target = (object: {namespace?: string; name: string}, subresource?: string): ResourceRef =>
     ({...context.targetResource, namespace: object.namespace, name: object.name, subresource})
+  // Source finalizers before any CR exists; a CR before its status; releases last.
   const phases: Array<Action['type'][]> = [
     ['addSourceFinalizer'],
-    ['apply', 'applyStatus', 'delete', 'markOrphan', 'clearOrphanMark', 'releaseSyncFinalizer', 'migrateSource'],
-    ['removeSourceFinalizer'],
+    ['apply', 'delete', 'markOrphan', 'clearOrphanMark', 'releaseSyncFinalizer', 'migrateSource'],
+    ['applyStatus', 'removeSourceFinalizer'],
   ]
   for (const phase of phases) {
     await forEachLimit(actions.filter((action) => phase.includes(action.type)), WRITE_CONCURRENCY, async (action) => {

@@ -96,17 +96,22 @@ function shortHash(text: string): string {
 }
 
 /**
- * The API slug of an object name (hosts and volumes): lower-case, every character outside [a-z0-9-] → "-", runs of
- * "-" collapsed, "-" trimmed, at most 63 characters. Longer slugs are cut and end in "-" + 8 hex digits of the
- * SHA-256 of the full (original) name; a name without any usable character gives just the 8 hex digits.
- * Always matches `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`.
+ * The API slug of an object name (hosts and volumes); always matches `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` and is at
+ * most 63 characters. Different names never share a slug (barring a SHA-256 collision in 8 hex digits), so two
+ * nodes or PVs never end up on one API object:
+ * - A name that already is such a slug (lower-case, only [a-z0-9-], no leading, trailing or double "-", ≤ 63
+ *   characters) is kept as is: `node-1` → `node-1`.
+ * - Any other name is made readable (lower-case, every character outside [a-z0-9-] → "-", runs of "-" collapsed,
+ *   "-" trimmed at both ends), cut so that the whole fits 63 characters without a trailing "-", and gets "-" + the
+ *   first 8 hex digits of the SHA-256 of the original name: `ip-10-0-0-1.ec2.internal` →
+ *   `ip-10-0-0-1-ec2-internal-<hash8>`, so `X-node.zone1` and `X-node-zone1` get different slugs. A name without
+ *   any usable character gives just the 8 hex digits.
  */
 export function apiSlug(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
-  if (slug === '') return shortHash(name)
-  if (slug.length <= MAX_SLUG_LENGTH) return slug
-  const head = slug.slice(0, MAX_SLUG_LENGTH - HASH_LENGTH - 1).replace(/-+$/, '')
-  return `${head}-${shortHash(name)}`
+  if (name.length <= MAX_SLUG_LENGTH && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) return name
+  const readable = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
+  const head = readable.slice(0, MAX_SLUG_LENGTH - HASH_LENGTH - 1).replace(/-+$/, '')
+  return head === '' ? shortHash(name) : `${head}-${shortHash(name)}`
 }
 
 /** What the API accepts as `name` (`^[-a-zA-Z0-9_]+$`), within the 63 characters the operator keeps to. */

@@ -3,6 +3,7 @@
  * reconciler. Per-key backoff on errors (5 s → 60 s), 409 conflicts requeued after a moment (the cache catching
  * up) without counting as failures, exceptions contained per reconcile, periodic resync of every key.
  */
+import {setMaxListeners} from 'node:events'
 import {KubeApiError, type KubeObject} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
 import {silentLogger} from '../../lib/logger.js'
@@ -92,6 +93,8 @@ export class Controller {
     if (this.running) return
     this.running = true
     this.abort = new AbortController()
+    // Every in-flight call of every worker listens on it: more than Node's default of 10 listeners is expected.
+    setMaxListeners(0, this.abort.signal)
     if (this.queue.isShuttingDown) this.queue = new WorkQueue({name: this.name, metrics: this.options.metrics})
     this.options.metrics?.maxConcurrentReconciles.set({controller: this.name}, this.workers)
     this.options.metrics?.activeWorkers.set({controller: this.name}, 0)

@@ -171,7 +171,11 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           return
         }
         if (!api || !identity) {
-          await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'APINotConnected', message: `Waiting for the Polycrate API connection: ${session.problem ?? 'not connected yet'}`}), signal)
+          // Right after a start the first health report is still out: nothing to tell yet, and a restart must not
+          // flip every object to Pending and back. A known problem (no token, rejected, unreachable) is shown.
+          if (session.problem) {
+            await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'APINotConnected', message: `Waiting for the Polycrate API connection: ${session.problem}`}), signal)
+          }
           return // a change of the session requeues every object
         }
         if (declaration.requiresCluster && !identity.clusterId) {
@@ -231,6 +235,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const unsubscribe = session.onChange(() => running.controller.resync())
 
       // Inventory check every sync interval: an object whose API twin is gone is reconciled (and recreated) at once.
+      const stopping = new AbortController()
       const inventory = setInterval(async () => {
         const api = session.client
         const identity = session.identity
@@ -238,7 +243,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         if (declaration.requiresCluster && !identity.clusterId) return
         try {
           const ids = new Set<string>()
-          for await (const item of declaration.api(api).list(declaration.inventory(identity))) ids.add(item.id)
+          for await (const item of declaration.api(api).list(declaration.inventory(identity), {signal: stopping.signal})) ids.add(item.id)
           for (const object of objects.cache.list()) {
             const id = object.status?.[f.apiId] as string | undefined
             if (id && !ids.has(id) && !object.metadata.deletionTimestamp) running.enqueue(`${object.metadata.namespace}/${object.metadata.name}`)
@@ -251,6 +256,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       return {
         async stop() {
           clearInterval(inventory)
+          stopping.abort()
           unsubscribe()
           await running.stop()
         },

@@ -4,12 +4,18 @@
  * Decisions:
  * - Every spec field the API knows is copied when set (name, provider_object_name/id, cloud_provider_volume_id,
  *   csi_driver, storage_class, capacity_bytes/string, phase, access_modes, volume_mode, reclaim_policy,
- *   pvc_name/namespace, node_affinity); unset fields are left out, not sent as null. `source` is never sent.
+ *   pvc_name/namespace, node_affinity). `source` is never sent.
+ * - A field the spec does not have is sent as null where the K8sVolumeRequest type allows null — access_modes and
+ *   node_affinity (typed `any`) — so an update (PATCH) clears what the PV lost. The other fields (csi_driver,
+ *   cloud_provider_volume_id, storage_class, capacity_bytes/string, phase, volume_mode, reclaim_policy,
+ *   pvc_name/namespace, provider_object_name/id) are typed non-nullable in src/api/requests.ts and are left out
+ *   when unset, so the API keeps their last value (e.g. pvc_name after the claimRef is removed); clearing them
+ *   needs that type widened first.
  * - `name`: the spec's name when the API accepts it as a slug (`^[-a-zA-Z0-9_]+$`, ≤ 63 characters), else its
  *   `apiSlug`; a hand-written CR without `name` gets the slug of `provider_object_name` (else `source.pv_name`), as
  *   the CRD documents ("the PersistentVolume name when absent"); with neither, `name` is left out (it is optional).
  * - `k8s_cluster` = the cluster's API id; `k8s_app` only when the caller resolved one (via pvc_namespace) — an
- *   unknown app is left out rather than sent as null, so it never unlinks an app set in the API;
+ *   unknown app is left out rather than sent as null, so it never unlinks an app another controller set;
  *   `created_by_component: 'operator'`.
  * - Arrays and node_affinity are copied, so the body shares no objects with the CR.
  */
@@ -28,12 +34,12 @@ export function volumePayload(spec: K8sVolumeSpec, clusterId: string, k8sAppId?:
     capacity_bytes: spec.capacity_bytes,
     capacity_string: spec.capacity_string,
     phase: spec.phase,
-    access_modes: spec.access_modes ? [...spec.access_modes] : undefined,
+    access_modes: spec.access_modes ? [...spec.access_modes] : null,
     volume_mode: spec.volume_mode,
     reclaim_policy: spec.reclaim_policy,
     pvc_name: spec.pvc_name,
     pvc_namespace: spec.pvc_namespace,
-    node_affinity: spec.node_affinity ? structuredClone(spec.node_affinity) : undefined,
+    node_affinity: spec.node_affinity ? structuredClone(spec.node_affinity) : null,
     k8s_cluster: clusterId,
     k8s_app: k8sAppId || undefined,
     created_by_component: 'operator',
