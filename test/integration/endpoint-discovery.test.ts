@@ -181,6 +181,94 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     await eventually(async () => (await listEndpoints(client, namespace)).map((e) => e.metadata!.name).sort().join() === 'hand-made,new-orphan', 20_000, 'old orphan swept; the new one waits for the threshold; hand-made kept')
   })
 
+  it('one bad source never blocks its namespace: a 100-character name fits the label, a rejected write is a Warning Event on its source, and the others are discovered and released', async () => {
+    const namespace = await freshNamespace(client, 'iso')
+    await client.mergePatch({group: '', version: 'v1', plural: 'namespaces', name: namespace}, {metadata: {labels: {'polycrate-test/deny': namespace}}})
+    // A real rejection by the API server: a ValidatingAdmissionPolicy refuses Endpoint CRs for one host.
+    const policy = `deny-${namespace}`
+    const admission = (plural: string) => ({group: 'admissionregistration.k8s.io', version: 'v1', plural})
+    await client.create(admission('validatingadmissionpolicies'), {
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: {name: policy},
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {resourceRules: [{apiGroups: ['polycrate.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['endpoints']}]},
+        validations: [{expression: "object.spec.remoteAddress != 'denied.example.com'", message: 'denied.example.com may not be monitored here'}],
+      },
+    })
+    await client.create(admission('validatingadmissionpolicybindings'), {
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: {name: policy},
+      spec: {policyName: policy, validationActions: ['Deny'], matchResources: {namespaceSelector: {matchLabels: {'polycrate-test/deny': namespace}}}},
+    })
+    try {
+      // The policy is in force once a direct create is refused (the positive signal before relying on it).
+      await eventually(async () => {
+        try {
+          await client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace}, {apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name: 'probe', namespace}, spec: {remoteAddress: 'denied.example.com'}})
+          await client.delete({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name: 'probe'})
+          return false
+        } catch {
+          return true
+        }
+      }, 30_000, 'the admission policy is in force')
+
+      const longName = `a-very-long-ingress-name-${'x'.repeat(75)}`
+      assert.equal(longName.length, 100)
+      const ingress = (name: string, host: string) => client.create(ingressRef(namespace), {
+        apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+        metadata: {name, namespace, annotations: {polycrate_endpoint_monitor: 'true'}},
+        spec: {rules: [{host}]},
+      })
+      await ingress('denied', 'denied.example.com')
+      await ingress(longName, 'long.example.com')
+      await ingress('good', 'good.example.com')
+
+      const endpoints = await eventually(async () => {
+        const list = await listEndpoints(client, namespace)
+        return list.length === 2 ? list : undefined
+      }, 20_000, 'the two allowed hosts are discovered')
+      const long = endpoints.find((e) => e.spec.remoteAddress === 'long.example.com')!
+      const label = long.metadata!.labels!['endpoints.polycrate.io/source-ingress']!
+      assert.ok(label.length <= 63 && label !== longName, `label value ${label}`)
+      assert.equal(long.spec.source?.name, longName, 'the full name is in spec.source')
+
+      const events = await eventually(async () => {
+        const list = await client.request<{items: Array<{type: string; reason: string; message: string; involvedObject: {name: string; kind: string}}>}>({path: `/api/v1/namespaces/${namespace}/events`})
+        return list.items.find((e) => e.involvedObject.kind === 'Ingress' && e.involvedObject.name === 'denied' && e.reason === 'DiscoveryFailed') ? list.items : undefined
+      }, 20_000, 'a DiscoveryFailed event on the denied Ingress')
+      const failed = events.find((e) => e.involvedObject.name === 'denied' && e.reason === 'DiscoveryFailed')!
+      assert.equal(failed.type, 'Warning')
+      assert.match(failed.message, /denied\.example\.com may not be monitored here/)
+      assert.ok(!events.some((e) => e.reason === 'DiscoveryFailed' && e.involvedObject.name !== 'denied'), 'no other source is blamed')
+
+      // Deleting another Ingress of the same namespace is not held up by the failing one.
+      await client.delete(ingressRef(namespace, 'good'))
+      await eventually(async () => (await client.getOrUndefined(ingressRef(namespace, 'good'))) === undefined, 20_000, 'the good Ingress is released and gone')
+      assert.deepEqual((await listEndpoints(client, namespace)).map((e) => e.spec.remoteAddress), ['long.example.com'])
+    } finally {
+      await client.delete({...admission('validatingadmissionpolicybindings'), name: policy}).catch(() => {})
+      await client.delete({...admission('validatingadmissionpolicies'), name: policy}).catch(() => {})
+    }
+  })
+
+  it('the deprecated label is moved only on monitored sources: an unmonitored Ingress is never written to', async () => {
+    const namespace = await freshNamespace(client, 'legacy')
+    const legacy = (name: string, monitor: boolean) => client.create(ingressRef(namespace), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name, namespace, labels: {'k8sapps.polycrate.io/name': 'shop'}, annotations: monitor ? {polycrate_endpoint_monitor: 'true'} : {}},
+      spec: {rules: [{host: `${name}.example.com`}]},
+    })
+    await legacy('unmonitored', false)
+    await legacy('monitored', true)
+    await eventually(async () => {
+      const moved = await client.get<KubeObject>(ingressRef(namespace, 'monitored'))
+      return moved.metadata?.labels?.['k8sapps.polycrate.io/name'] === undefined && moved.metadata?.annotations?.polycrate_k8sapp_name === 'shop'
+    }, 20_000, 'the monitored Ingress has the label moved into the annotation')
+    const untouched = await client.get<KubeObject & {metadata: {finalizers?: string[]; resourceVersion?: string; generation?: number}}>(ingressRef(namespace, 'unmonitored'))
+    assert.equal(untouched.metadata.labels?.['k8sapps.polycrate.io/name'], 'shop')
+    assert.equal(untouched.metadata.annotations?.polycrate_k8sapp_name, undefined)
+    assert.equal(untouched.metadata.finalizers, undefined)
+  })
+
   it('opting out (monitor=false) removes the Endpoint CRs and the finalizer', async () => {
     const namespace = await freshNamespace(client, 'optout')
     const webapp = ingressExamples[0]!

@@ -239,12 +239,12 @@ describe('host discovery (pure)', () => {
         },
       },
       {
-        name: 'node name with dots and upper case: slug lower-cased with dashes; hostname and CR name as is',
+        name: 'node name with dots and upper case: slug lower-cased with dashes and a hash of the name; hostname and CR name as is',
         node: node({name: 'Node-A.Example.COM'}),
         expected: {
           host: {
             name: 'Node-A.Example.COM',
-            spec: spec({name: 'node-a-example-com', hostname: 'Node-A.Example.COM', source: {node_name: 'Node-A.Example.COM', node_uid: 'uid-worker-1'}}),
+            spec: spec({name: `node-a-example-com-${sha8('Node-A.Example.COM')}`, hostname: 'Node-A.Example.COM', source: {node_name: 'Node-A.Example.COM', node_uid: 'uid-worker-1'}}),
             status: ready,
           },
           problems: [],
@@ -380,11 +380,17 @@ describe('host discovery (pure)', () => {
   describe('apiSlug', () => {
     const cases: Array<[string, string]> = [
       ['worker-1', 'worker-1'],
-      ['Node-A.Example.COM', 'node-a-example-com'],
-      ['my__node..1', 'my-node-1'],
-      ['--edge--', 'edge'],
-      ['a---b', 'a-b'],
-      ['ÄÖÜ-node', 'node'],
+      ['node-1', 'node-1'],
+      ['a1-b2-c3', 'a1-b2-c3'],
+      ['Node-A.Example.COM', `node-a-example-com-${sha8('Node-A.Example.COM')}`],
+      ['ip-10-0-0-1.ec2.internal', `ip-10-0-0-1-ec2-internal-${sha8('ip-10-0-0-1.ec2.internal')}`],
+      ['Worker-1', `worker-1-${sha8('Worker-1')}`],
+      ['my__node..1', `my-node-1-${sha8('my__node..1')}`],
+      ['--edge--', `edge-${sha8('--edge--')}`],
+      ['-edge', `edge-${sha8('-edge')}`],
+      ['edge-', `edge-${sha8('edge-')}`],
+      ['a---b', `a-b-${sha8('a---b')}`],
+      ['ÄÖÜ-node', `node-${sha8('ÄÖÜ-node')}`],
       ['x'.repeat(63), 'x'.repeat(63)],
       ['x'.repeat(64), `${'x'.repeat(54)}-${sha8('x'.repeat(64))}`],
       [longName, longSlug],
@@ -403,6 +409,39 @@ describe('host discovery (pure)', () => {
 
     it('two long names with the same first 63 characters stay distinct', () => {
       assert.notEqual(apiSlug(`${longName}-a`), apiSlug(`${longName}-b`))
+    })
+
+    it('names that read the same once slugged get different slugs: X-node.zone1 vs X-node-zone1', () => {
+      const dotted = apiSlug('X-node.zone1')
+      const dashed = apiSlug('X-node-zone1')
+      assert.equal(dotted, `x-node-zone1-${sha8('X-node.zone1')}`)
+      assert.equal(dashed, `x-node-zone1-${sha8('X-node-zone1')}`)
+      assert.notEqual(dotted, dashed)
+      // and neither takes the slug of the lower-case name, which is a slug of its own
+      assert.equal(apiSlug('x-node-zone1'), 'x-node-zone1')
+      assert.equal(new Set([dotted, dashed, apiSlug('x-node-zone1'), apiSlug('x-node_zone1'), apiSlug('x-node--zone1')]).size, 5)
+    })
+
+    it('a name that already is a slug stays as is: node-1', () => {
+      assert.equal(apiSlug('node-1'), 'node-1')
+    })
+
+    it('a 70-character lower-case name is cut to 63 with the hash of the full name', () => {
+      const name = `node-${'abcdefghij'.repeat(6)}-xyzw`
+      assert.equal(name.length, 70)
+      const slug = apiSlug(name)
+      assert.equal(slug, `${name.slice(0, 54)}-${sha8(name)}`)
+      assert.equal(slug.length, 63)
+    })
+
+    it('ip-10-0-0-1.ec2.internal → ip-10-0-0-1-ec2-internal-<hash8>', () => {
+      assert.equal(apiSlug('ip-10-0-0-1.ec2.internal'), `ip-10-0-0-1-ec2-internal-${sha8('ip-10-0-0-1.ec2.internal')}`)
+    })
+
+    it('two different nodes whose names slug alike get two Host specs with different API names', () => {
+      const a = hostForNode(node({name: 'X-node.zone1'})).host!.spec.name
+      const b = hostForNode(node({name: 'X-node-zone1'})).host!.spec.name
+      assert.notEqual(a, b)
     })
   })
 
@@ -443,16 +482,33 @@ describe('host discovery (pure)', () => {
         provider_image_os_flavor: 'ubuntu',
         provider_image_os_version: '22.04.4',
         provider_image_os_architecture: 'amd64',
+        display_name: null,
         k8s_cluster: 'cluster-uuid',
         created_by_component: 'operator',
       })
     })
 
+    it('a node that lost its IPv6 address and providerID: both sent as null, so the PATCH clears them', () => {
+      const before = hostForNode(node({addresses: [{type: 'InternalIP', address: '10.0.0.2'}, {type: 'InternalIP', address: 'fd00::2'}]})).host!.spec
+      assert.equal(hostPayload(before, 'c1').default_ipv6, 'fd00::2')
+      const after = hostPayload(hostForNode(node({providerID: null})).host!.spec, 'c1')
+      assert.equal(after.default_ipv4, '10.0.0.2')
+      assert.ok('default_ipv6' in after && after.default_ipv6 === null)
+      assert.ok('provider_id' in after && after.provider_id === null)
+      assert.deepEqual(JSON.parse(JSON.stringify(after)), after, 'the nulls survive JSON')
+    })
+
+    it('a node without any IP: default_ipv4 and default_ipv6 both null', () => {
+      const payload = hostPayload(hostForNode(node({addresses: null})).host!.spec, 'c1')
+      assert.equal(payload.default_ipv4, null)
+      assert.equal(payload.default_ipv6, null)
+    })
+
     const cases: Array<{name: string; spec: HostSpec; expected: object}> = [
       {
-        name: 'the minimum: name and hostname only',
+        name: 'the minimum: name and hostname only; the nullable fields sent as null, the others left out',
         spec: {name: 'bare', hostname: 'bare', source: {node_name: 'bare'}},
-        expected: {name: 'bare', hostname: 'bare', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: 'bare', hostname: 'bare', default_ipv4: null, default_ipv6: null, provider_id: null, display_name: null, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
         name: 'display_name, kind and the hand-set fields go along when set',
@@ -463,23 +519,24 @@ describe('host discovery (pure)', () => {
         expected: {
           name: 'db-1', hostname: 'db-1.internal', display_name: 'Database 1', kind: 'bare_metal', role: 'generic',
           resource_cpu_type: 'EPYC', resource_disk: 960, provider_type: 'AX41', provider_location: 'fsn1', description: 'racked',
+          default_ipv4: null, default_ipv6: null, provider_id: null,
           k8s_cluster: 'c1', created_by_component: 'operator',
         },
       },
       {
         name: 'a valid API slug with upper case and underscore is kept as is',
         spec: {name: 'My_Host-1', hostname: 'my-host-1'},
-        expected: {name: 'My_Host-1', hostname: 'my-host-1', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: 'My_Host-1', hostname: 'my-host-1', default_ipv4: null, default_ipv6: null, provider_id: null, display_name: null, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
-        name: 'a hand-written name that is no API slug is slugged',
+        name: 'a hand-written name that is no API slug is slugged (with the hash of the name)',
         spec: {name: 'db.example.com', hostname: 'db.example.com'},
-        expected: {name: 'db-example-com', hostname: 'db.example.com', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: `db-example-com-${sha8('db.example.com')}`, hostname: 'db.example.com', default_ipv4: null, default_ipv6: null, provider_id: null, display_name: null, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
         name: 'an empty role is sent (the API accepts "")',
         spec: {name: 'h', hostname: 'h', role: ''},
-        expected: {name: 'h', hostname: 'h', role: '', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: 'h', hostname: 'h', role: '', default_ipv4: null, default_ipv6: null, provider_id: null, display_name: null, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
     ]
     for (const {name, spec: input, expected} of cases) {

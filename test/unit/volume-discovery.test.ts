@@ -305,10 +305,10 @@ describe('volume discovery (pure)', () => {
         },
       },
       {
-        name: 'a PV name with dots: slug with dashes',
+        name: 'a PV name with dots: slug with dashes and a hash of the name',
         pv: pv({}, {phase: 'Bound'}, {name: 'nfs.share.1', uid: 'uid-pv'}),
         expected: {
-          volume: {name: 'nfs.share.1', spec: spec({name: 'nfs-share-1', provider_object_name: 'nfs.share.1', source: {pv_name: 'nfs.share.1', pv_uid: 'uid-pv'}})},
+          volume: {name: 'nfs.share.1', spec: spec({name: `nfs-share-1-${sha8('nfs.share.1')}`, provider_object_name: 'nfs.share.1', source: {pv_name: 'nfs.share.1', pv_uid: 'uid-pv'}})},
           problems: [],
         },
       },
@@ -424,6 +424,8 @@ describe('volume discovery (pure)', () => {
       node_affinity: affinity,
     }
 
+    /** Free-text fields a PV may lack go out blank, so an update clears them. */
+    const blanks = {cloud_provider_volume_id: '', csi_driver: '', storage_class: '', pvc_name: '', pvc_namespace: ''}
     const cases: Array<{name: string; spec: K8sVolumeSpec; app?: string; expected: object}> = [
       {
         name: 'a discovered spec with a K8sApp: every API field, no source',
@@ -445,27 +447,30 @@ describe('volume discovery (pure)', () => {
       {
         name: 'a hand-written spec without name: the slug of provider_object_name',
         spec: {provider_object_name: 'My.Volume', capacity_string: '1Gi'},
-        expected: {name: 'my-volume', provider_object_name: 'My.Volume', capacity_string: '1Gi', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {
+          name: `my-volume-${sha8('My.Volume')}`, provider_object_name: 'My.Volume', capacity_string: '1Gi', access_modes: null, node_affinity: null, ...blanks,
+          k8s_cluster: 'c1', created_by_component: 'operator',
+        },
       },
       {
         name: 'no name and no provider_object_name: the slug of source.pv_name',
         spec: {source: {pv_name: 'pv.1'}},
-        expected: {name: 'pv-1', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: `pv-1-${sha8('pv.1')}`, access_modes: null, node_affinity: null, ...blanks, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
         name: 'nothing to name it after: name left out',
         spec: {},
-        expected: {k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {access_modes: null, node_affinity: null, ...blanks, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
-        name: 'a name that is no API slug is slugged',
+        name: 'a name that is no API slug is slugged (with the hash of the name)',
         spec: {name: 'data volume #1'},
-        expected: {name: 'data-volume-1', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: `data-volume-1-${sha8('data volume #1')}`, access_modes: null, node_affinity: null, ...blanks, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
       {
         name: 'a valid API slug is kept as is',
         spec: {name: 'Data_Volume-1'},
-        expected: {name: 'Data_Volume-1', k8s_cluster: 'c1', created_by_component: 'operator'},
+        expected: {name: 'Data_Volume-1', access_modes: null, node_affinity: null, ...blanks, k8s_cluster: 'c1', created_by_component: 'operator'},
       },
     ]
     for (const {name, spec: input, app, expected} of cases) {
@@ -475,6 +480,24 @@ describe('volume discovery (pure)', () => {
         assert.ok(Object.values(payload).every((v) => v !== undefined), 'no undefined keys')
       })
     }
+
+    it('a PV that lost its access modes and node affinity: both sent as null, so the PATCH clears them', () => {
+      const payload = volumePayload(spec({}, ['access_modes', 'node_affinity']), 'c1')
+      assert.ok('access_modes' in payload && payload.access_modes === null)
+      assert.ok('node_affinity' in payload && payload.node_affinity === null)
+      assert.deepEqual(JSON.parse(JSON.stringify(payload)), payload, 'the nulls survive JSON')
+    })
+
+    it('a PV whose claimRef was removed: pvc_name / pvc_namespace sent blank, so the PATCH clears them', () => {
+      const payload = volumePayload(spec({phase: 'Available'}, ['pvc_name', 'pvc_namespace']), 'c1')
+      assert.deepEqual([payload.pvc_name, payload.pvc_namespace], ['', ''])
+    })
+
+    it('two PVs whose names slug alike get different API names', () => {
+      const a = volumePayload({provider_object_name: 'X-node.zone1'}, 'c1').name
+      const b = volumePayload({provider_object_name: 'X-node-zone1'}, 'c1').name
+      assert.notEqual(a, b)
+    })
 
     it('the body shares no arrays or objects with the spec', () => {
       const input = spec()

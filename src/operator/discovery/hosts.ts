@@ -5,11 +5,8 @@
  * Mapping and the decisions where the seeds are silent:
  * - CR name = the node name (node names are DNS subdomains, so valid CR names; the CR lives in the operator's
  *   namespace). A node without a name gives no host and a `MissingName` problem.
- * - `spec.hostname` = the node name; `spec.name` = `apiSlug(node name)`: the API validates `name` as a slug
- *   (`^[-a-zA-Z0-9_]+$`), so lower-case, every character outside [a-z0-9-] → "-", runs of "-" collapsed, "-" trimmed
- *   at both ends, at most 63 characters; a longer slug is cut and gets "-" + the first 8 hex digits of the SHA-256 of
- *   the full name, so two long names sharing a prefix stay distinct. A name with no usable character at all gives
- *   just the 8 hex digits.
+ * - `spec.hostname` = the node name; `spec.name` = `apiSlug(node name)`: the API validates `name` as a slug, and
+ *   two nodes must never share one (see `apiSlug`).
  * - `default_ipv4`: the first ExternalIP that is IPv4, else the first InternalIP that is IPv4; `default_ipv6` the
  *   same with IPv6. Other address types (Hostname, InternalDNS, ExternalDNS) are ignored. An ExternalIP/InternalIP
  *   whose address is not an IP ("not-an-ip", "") is skipped with an `InvalidNodeAddress` problem. No address of a

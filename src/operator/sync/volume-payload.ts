@@ -6,11 +6,10 @@
  *   csi_driver, storage_class, capacity_bytes/string, phase, access_modes, volume_mode, reclaim_policy,
  *   pvc_name/namespace, node_affinity). `source` is never sent.
  * - A field the spec does not have is sent as null where the K8sVolumeRequest type allows null — access_modes and
- *   node_affinity (typed `any`) — so an update (PATCH) clears what the PV lost. The other fields (csi_driver,
- *   cloud_provider_volume_id, storage_class, capacity_bytes/string, phase, volume_mode, reclaim_policy,
- *   pvc_name/namespace, provider_object_name/id) are typed non-nullable in src/api/requests.ts and are left out
- *   when unset, so the API keeps their last value (e.g. pvc_name after the claimRef is removed); clearing them
- *   needs that type widened first.
+ *   node_affinity (typed `any`) — and as "" for the free-text fields a PV can lose or never have (csi_driver,
+ *   cloud_provider_volume_id, storage_class, pvc_name, pvc_namespace: blank, not null, in the contract), so an
+ *   update (PATCH) clears what the PV lost (e.g. the claim after the claimRef is removed). capacity, phase,
+ *   volume_mode, reclaim_policy and provider_object_name/id always have a value for a discovered PV.
  * - `name`: the spec's name when the API accepts it as a slug (`^[-a-zA-Z0-9_]+$`, ≤ 63 characters), else its
  *   `apiSlug`; a hand-written CR without `name` gets the slug of `provider_object_name` (else `source.pv_name`), as
  *   the CRD documents ("the PersistentVolume name when absent"); with neither, `name` is left out (it is optional).
@@ -28,17 +27,17 @@ export function volumePayload(spec: K8sVolumeSpec, clusterId: string, k8sAppId?:
     name: volumeName(spec),
     provider_object_name: spec.provider_object_name,
     provider_object_id: spec.provider_object_id,
-    cloud_provider_volume_id: spec.cloud_provider_volume_id,
-    csi_driver: spec.csi_driver,
-    storage_class: spec.storage_class,
+    cloud_provider_volume_id: spec.cloud_provider_volume_id ?? '',
+    csi_driver: spec.csi_driver ?? '',
+    storage_class: spec.storage_class ?? '',
     capacity_bytes: spec.capacity_bytes,
     capacity_string: spec.capacity_string,
     phase: spec.phase,
     access_modes: spec.access_modes ? [...spec.access_modes] : null,
     volume_mode: spec.volume_mode,
     reclaim_policy: spec.reclaim_policy,
-    pvc_name: spec.pvc_name,
-    pvc_namespace: spec.pvc_namespace,
+    pvc_name: spec.pvc_name ?? '',
+    pvc_namespace: spec.pvc_namespace ?? '',
     node_affinity: spec.node_affinity ? structuredClone(spec.node_affinity) : null,
     k8s_cluster: clusterId,
     k8s_app: k8sAppId || undefined,
