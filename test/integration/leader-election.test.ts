@@ -5,6 +5,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeClient} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {LeaderElector, type Lease} from '../../src/operator/runtime/leader-election.js'
+import {LeadershipLostError, Manager} from '../../src/operator/runtime/manager.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
@@ -271,4 +272,28 @@ describe('leader election on a real kube-apiserver', () => {
       assert.ok(Date.now() - started >= DEADLINE, 'the standby took over while the old leader could still think it leads')
     })
   }
+
+  it('a manager that loses its lease stops reconciling and ends its run with LeadershipLostError (the process exits, like controller-runtime)', async () => {
+    const {proxy, client: proxied} = await proxiedClient()
+    const manager = new Manager({
+      client: proxied,
+      namespace,
+      leaderElection: {leaseName, leaseDurationMs: LEASE, renewDeadlineMs: DEADLINE, retryPeriodMs: RETRY},
+      metricsBindAddress: '0',
+      probeBindAddress: '0',
+      metrics: new OperatorMetrics({processMetrics: false}),
+    })
+    let reconciling = false
+    const leading = new Promise<void>((resolve) => manager.onLeadershipChange((now) => {
+      reconciling = now
+      if (now) resolve()
+    }))
+    const run = track(manager.run(controller().signal))
+    await leading
+    assert.equal(manager.isLeader, true)
+    proxy.blackhole()
+    await assert.rejects(run.promise, (error: unknown) => error instanceof LeadershipLostError && /lost the leader lease/.test((error as Error).message))
+    assert.equal(reconciling, false, 'leadership was given up before the run ended')
+    assert.equal(manager.isLeader, false)
+  })
 })

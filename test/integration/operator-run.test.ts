@@ -169,7 +169,8 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     }
 
     assert.equal((await fetch(`${operator.probeUrl}/healthz`)).status, 200)
-    assert.equal(await (await fetch(`${operator.probeUrl}/readyz`)).text(), 'ok')
+    // Ready once every informer has synced (a busy machine may take a moment): wait for it, then check the command.
+    await eventually(async () => (await (await fetch(`${operator.probeUrl}/readyz`)).text()) === 'ok', 30_000, '/readyz ok')
     const {stdout, error} = await runCommand(['operator', 'health', '--url', operator.probeUrl])
     assert.equal(error, undefined)
     assert.match(stdout, /liveness\s+ok/)
