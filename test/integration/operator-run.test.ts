@@ -120,9 +120,11 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     await new Promise((resolve) => setTimeout(resolve, 2000))
     assert.equal(standby.logs().some((l) => l.msg === 'controller started'), false, 'the standby started controllers')
     assert.equal(standby.logs().some((l) => l.msg === 'OperatorConfig status updated'), false, 'the standby reconciled')
-    const ready = await fetch(`${standby.probeUrl}/readyz?verbose`)
-    assert.equal(ready.status, 200, 'the standby is ready (caches synced)')
-    assert.match(await ready.text(), /leader-election ok/)
+    const ready = await eventually(async () => {
+      const response = await fetch(`${standby.probeUrl}/readyz?verbose`)
+      return response.status === 200 ? response.text() : undefined
+    }, 30_000, 'the standby is ready (caches synced)')
+    assert.match(ready, /leader-election ok/)
 
     const killedAt = Date.now()
     await leader.stop('SIGKILL')
