@@ -22,7 +22,7 @@ import {credentialsSecret, type OperatorConfig} from '../config/operator-config.
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
-import {Controller, type ReconcileContext} from '../runtime/controller.js'
+import type {ReconcileContext} from '../runtime/controller.js'
 import type {Manager} from '../runtime/manager.js'
 import type {ApiSession} from './api-session.js'
 import {apiSyncStatus, type ApiSyncOutcome, type ApiSyncStatus} from './api-sync-status.js'
@@ -53,12 +53,16 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   const secretRef = credentialsSecret(config)
   const apiUrl = config.api_sync.api_url
   const startedAt = new Date()
-  const secrets = manager.informer<SecretObject>({
+  const builder = manager.controller('api-sync')
+  // Only the token Secret, and the OperatorConfig's spec changes: both come to the one key.
+  const secrets = builder.watches<SecretObject>({
     resource: {group: '', version: 'v1', plural: 'secrets', namespace},
     kind: 'Secret',
     fieldSelector: `metadata.name=${secretRef.secret_name}`,
+  }, () => [key])
+  const configs = builder.watches<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind}, () => [key], {
+    onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation,
   })
-  const configs = manager.informer<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind})
   let reportedAgentId: string | undefined
   let ownAppSynced: string | undefined
 
@@ -184,24 +188,11 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
   }
 
-  const controller = new Controller({
-    name: 'api-sync',
-    reconcile,
-    maxConcurrentReconciles: 1,
-    logger: manager.logger,
-    metrics: manager.metrics,
-    watches: [
-      {informer: configs, toKeys: () => [key], onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation},
-      {informer: secrets, toKeys: () => [key]},
-    ],
-  })
-  manager.addController(controller)
-  controller.enqueue(key)
+  const running = builder.complete(reconcile, {maxConcurrentReconciles: 1})
+  running.enqueue(key)
   return {
     async stop() {
-      await manager.removeController(controller)
-      await manager.releaseInformer(secrets)
-      await manager.releaseInformer(configs)
+      await running.stop()
       session.disconnected('API sync is disabled (api_sync.enabled is false).')
     },
   }

@@ -36,10 +36,6 @@ export class CrdGate {
     return this.established.has(name)
   }
 
-  hasSynced(): boolean {
-    return this.informer.hasSynced()
-  }
-
   /** Called whenever the set of Established CRDs changes. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener)
