@@ -194,3 +194,225 @@ describe('Controller', () => {
     await controller.stop()
   })
 })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Workers wait for the caches to sync (added with the sync gate).
+
+import {PassThrough} from 'node:stream'
+import type {KubeClient} from '../../src/kube/client.js'
+import {Informer as RealInformer} from '../../src/operator/runtime/informer.js'
+
+/** A HandFedInformer whose sync the test controls: hasSynced/waitForSync as the real Informer has them. */
+class GatedInformer extends HandFedInformer {
+  readonly name: string
+  private synced = false
+  private waiters: Array<() => void> = []
+  /** How often waitForSync was asked, and whether each call came with a signal. */
+  readonly waitCalls: Array<{signal: boolean}> = []
+  constructor(name = 'gated') {
+    super()
+    this.name = name
+  }
+  override hasSynced() {
+    return this.synced
+  }
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    this.waitCalls.push({signal: signal !== undefined})
+    if (this.synced) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const done = () => resolve(this.synced)
+      this.waiters.push(done)
+      signal?.addEventListener('abort', done, {once: true})
+    })
+  }
+  sync() {
+    this.synced = true
+    for (const resolve of this.waiters.splice(0)) resolve()
+  }
+  remove(object: KubeObject) {
+    this.cache.remove(object)
+    for (const h of this.handlers) h.onDelete?.(object)
+  }
+}
+
+/** Lets timers, I/O and every queued promise job run a few times over: enough for any reconcile that could start. */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+function gatedController(options: {watched?: GatedInformer | HandFedInformer; reads?: GatedInformer[]} = {}) {
+  const seen: string[] = []
+  const informer = options.watched ?? new GatedInformer('watched')
+  const controller = new Controller({
+    name: 'gated',
+    reconcile: async ({key}) => void seen.push(key),
+    maxConcurrentReconciles: 2,
+    watches: [{informer: informer as unknown as Informer<KubeObject>}],
+    reads: (options.reads ?? []) as unknown as Informer<KubeObject>[],
+  })
+  return {seen, informer, controller}
+}
+
+describe('Controller: workers wait for the caches to sync', () => {
+  const cases: Array<{name: string; make: () => {watched: GatedInformer | HandFedInformer; gate: GatedInformer; reads: GatedInformer[]}}> = [
+    {name: 'a watched informer', make: () => {
+      const gate = new GatedInformer('watched')
+      return {watched: gate, gate, reads: []}
+    }},
+    {name: 'an informer in reads', make: () => {
+      const gate = new GatedInformer('read')
+      return {watched: new HandFedInformer(), gate, reads: [gate]}
+    }},
+  ]
+
+  for (const {name, make} of cases) {
+    it(`${name} that has not synced: enqueued keys and informer events wait; after the sync they are reconciled`, async () => {
+      const {watched, gate, reads} = make()
+      const {seen, controller} = gatedController({watched, reads})
+      controller.start()
+      assert.equal(controller.hasSynced(), false)
+      controller.enqueue('ns/by-hand')
+      watched.add(obj('added'))
+      watched.update(obj('updated', 1, '1'), obj('updated', 2, '2'))
+      await settle()
+      assert.deepEqual([...seen], [], 'nothing is reconciled before the sync')
+      assert.equal(controller.queue.length, 3, 'the keys wait in the queue')
+      assert.ok(gate.waitCalls.length >= 1 && gate.waitCalls.every((call) => call.signal), 'waited on, with the stop signal')
+
+      gate.sync()
+      await until(() => seen.length === 3)
+      assert.deepEqual(seen.sort(), ['ns/added', 'ns/by-hand', 'ns/updated'])
+      assert.equal(controller.hasSynced(), true)
+
+      // From now on, keys are reconciled as they come.
+      watched.add(obj('later'))
+      await until(() => seen.includes('ns/later'))
+      await controller.stop()
+    })
+  }
+
+  it('a delete event before the sync is reconciled after it too', async () => {
+    const {seen, informer, controller} = gatedController()
+    const gate = informer as GatedInformer
+    gate.add(obj('a'))
+    controller.start()
+    gate.remove(obj('a'))
+    await settle()
+    assert.deepEqual([...seen], [])
+    gate.sync()
+    await until(() => seen.length === 1)
+    assert.deepEqual(seen, ['ns/a'])
+    await controller.stop()
+  })
+
+  it('workers wait for every informer: one synced, one not → still nothing', async () => {
+    const first = new GatedInformer('first')
+    const second = new GatedInformer('second')
+    const {seen, controller} = gatedController({watched: first, reads: [second]})
+    controller.start()
+    first.add(obj('a'))
+    first.sync()
+    await settle()
+    assert.deepEqual([...seen], [], 'the read informer has not synced yet')
+    second.sync()
+    await until(() => seen.length === 1)
+    await controller.stop()
+  })
+
+  it('an informer synced before start: no waiting at all', async () => {
+    const gate = new GatedInformer('early')
+    gate.sync()
+    const {seen, controller} = gatedController({watched: gate})
+    controller.start()
+    gate.add(obj('a'))
+    await until(() => seen.length === 1)
+    await controller.stop()
+    assert.equal(gate.waitCalls.length, 0)
+  })
+
+  it('stop() before the sync resolves, and nothing is ever reconciled, even if the informer syncs afterwards', async () => {
+    const {seen, informer, controller} = gatedController()
+    const gate = informer as GatedInformer
+    controller.start()
+    controller.enqueue('ns/a')
+    gate.add(obj('b'))
+    await settle()
+    assert.equal(await controller.stop({graceMs: 1000}), true, 'stop resolves (nothing was in flight)')
+    assert.equal(controller.isRunning, false)
+    gate.sync()
+    gate.add(obj('c'))
+    controller.enqueue('ns/d')
+    await settle()
+    assert.deepEqual([...seen], [])
+  })
+
+  it('a controller stopped before the sync can start again, and then reconciles once synced', async () => {
+    const {seen, informer, controller} = gatedController()
+    const gate = informer as GatedInformer
+    controller.start()
+    controller.enqueue('ns/dropped')
+    await controller.stop()
+    controller.start()
+    controller.enqueue('ns/a')
+    await settle()
+    assert.deepEqual([...seen], [])
+    gate.sync()
+    await until(() => seen.length === 1)
+    await settle()
+    await controller.stop()
+    assert.ok(seen.includes('ns/a'))
+  })
+})
+
+describe('Controller: with a real Informer whose initial list has not returned', () => {
+  /** A client whose first list answers only when the test says so; the watch then hangs until aborted. */
+  function gatedClient(items: KubeObject[]) {
+    let answer!: () => void
+    const listed = new Promise<void>((resolve) => (answer = resolve))
+    const client = {
+      request: async () => {
+        await listed
+        return {metadata: {resourceVersion: '10'}, items}
+      },
+      stream: async (options: {signal?: AbortSignal}) => {
+        const stream = new PassThrough()
+        options.signal?.addEventListener('abort', () => stream.destroy())
+        return stream
+      },
+    } as unknown as KubeClient
+    return {client, answer}
+  }
+
+  it('the objects of the initial list are reconciled once it has returned; stop() before it returns resolves', async () => {
+    const {client, answer} = gatedClient([obj('a'), obj('b')])
+    const informer = new RealInformer({client, resource: {group: '', version: 'v1', plural: 'configmaps'}})
+    const seen: string[] = []
+    const controller = new Controller({name: 'real', reconcile: async ({key}) => void seen.push(key), watches: [{informer}]})
+    informer.start()
+    controller.start()
+    controller.enqueue('ns/by-hand')
+    await settle()
+    assert.deepEqual([...seen], [])
+    answer()
+    await until(() => seen.length === 3)
+    assert.deepEqual(seen.sort(), ['ns/a', 'ns/b', 'ns/by-hand'])
+    await controller.stop()
+    await informer.stop()
+
+    const never = gatedClient([obj('c')])
+    const unsynced = new RealInformer({client: never.client, resource: {group: '', version: 'v1', plural: 'configmaps'}})
+    const stopped: string[] = []
+    const other = new Controller({name: 'never', reconcile: async ({key}) => void stopped.push(key), watches: [], reads: [unsynced]})
+    unsynced.start()
+    other.start()
+    other.enqueue('ns/x')
+    await settle()
+    assert.equal(await other.stop({graceMs: 1000}), true)
+    never.answer()
+    await unsynced.waitForSync()
+    await settle()
+    await unsynced.stop()
+    assert.deepEqual([...stopped], [])
+  })
+})

@@ -189,3 +189,126 @@ describe('Informer (list/watch loop)', () => {
     assert.match(server.watchCalls[0]!.accept!, /as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/)
   })
 })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sync state, before and after the first list.
+
+/** A client whose list calls wait until the test answers them (or the call is aborted); watches hang until aborted. */
+function heldListClient() {
+  const pending: Array<{resolve: (page: unknown) => void}> = []
+  const client = {
+    request: (options: RequestOptions) => new Promise((resolve, reject) => {
+      const aborted = () => reject(Object.assign(new Error('aborted'), {name: 'AbortError'}))
+      if (options.signal?.aborted) return aborted()
+      pending.push({resolve})
+      options.signal?.addEventListener('abort', aborted, {once: true})
+    }),
+    stream: async (options: RequestOptions) => {
+      // Like the real client: a call made with an aborted signal fails at once.
+      if (options.signal?.aborted) throw Object.assign(new Error('aborted'), {name: 'AbortError'})
+      const stream = new PassThrough()
+      options.signal?.addEventListener('abort', () => stream.destroy())
+      return stream
+    },
+  } as unknown as KubeClient
+  const answer = (items: KubeObject[], rv = '10') => pending.shift()!.resolve({metadata: {resourceVersion: rv}, items})
+  return {client, pending, answer}
+}
+
+describe('Informer (sync state)', () => {
+  const configmaps = {group: '', version: 'v1', plural: 'configmaps'}
+
+  it('has not synced until the first list returns; every waiter is told then, and later waiters at once', async () => {
+    const held = heldListClient()
+    const informer = new Informer({client: held.client, resource: configmaps})
+    const early = informer.waitForSync()
+    informer.start()
+    await until(() => held.pending.length === 1)
+    assert.equal(informer.hasSynced(), false)
+    let earlyDone = false
+    void early.then(() => (earlyDone = true))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(earlyDone, false, 'a waiter is not told before the list returned')
+    held.answer([obj('a', '1')])
+    assert.equal(await early, true)
+    assert.equal(informer.hasSynced(), true)
+    assert.equal(await informer.waitForSync(), true)
+    assert.deepEqual(informer.cache.keys(), ['ns/a'])
+    await informer.stop()
+  })
+
+  it('waitForSync with a signal resolves false when the signal aborts first', async () => {
+    const held = heldListClient()
+    const informer = new Informer({client: held.client, resource: configmaps})
+    informer.start()
+    const abort = new AbortController()
+    const waiting = informer.waitForSync(abort.signal)
+    abort.abort()
+    assert.equal(await waiting, false)
+    await informer.stop()
+  })
+
+  // BUG (latent; src/operator/runtime/informer.ts waitForSync): a signal that is aborted already is never honoured —
+  // the 'abort' listener is added after the event fired, so the promise stays pending until the informer syncs
+  // (forever, if it never does). The Controller is not affected today (it calls waitForSync before it can abort).
+  // Bounded here by a race so that the test fails instead of hanging once it is un-skipped.
+  it('waitForSync with a signal that is aborted already resolves false at once', async () => {
+    const held = heldListClient()
+    const informer = new Informer({client: held.client, resource: configmaps})
+    informer.start()
+    const outcome = await Promise.race([
+      informer.waitForSync(AbortSignal.abort()),
+      new Promise((resolve) => setTimeout(() => resolve('still pending'), 200)),
+    ])
+    await informer.stop()
+    assert.equal(outcome, false)
+  })
+
+  it('stop() before the first list returns resolves; the informer never claims to have synced', async () => {
+    const held = heldListClient()
+    const informer = new Informer({client: held.client, resource: configmaps})
+    informer.start()
+    await until(() => held.pending.length === 1)
+    await informer.stop()
+    assert.equal(informer.hasSynced(), false)
+    assert.equal(informer.cache.size, 0)
+  })
+
+  it('a handler added before the sync gets each listed object once (no replay on top)', async () => {
+    const held = heldListClient()
+    const informer = new Informer({client: held.client, resource: configmaps})
+    const adds: string[] = []
+    informer.addHandler({onAdd: (o) => adds.push(o.metadata!.name!)})
+    informer.start()
+    await until(() => held.pending.length === 1)
+    held.answer([obj('a', '1'), obj('b', '1')])
+    await informer.waitForSync()
+    await informer.stop()
+    assert.deepEqual(adds, ['a', 'b'])
+  })
+
+  it('every object is cached as transform makes it, after managedFields are stripped and the kind is filled in', async () => {
+    const server = new ScriptedServer()
+    server.lists.push({items: [obj('a', '1', {annotations: {big: 'x'.repeat(100)}}), {...obj('b', '1'), kind: 'Special'}], rv: '10'})
+    server.watches.push((s) => void s.write(line('ADDED', obj('c', '11', {annotations: {big: 'y'}}))))
+    const seenByTransform: KubeObject[] = []
+    const informer = informerFor(server, {
+      kind: 'ConfigMap',
+      transform: (object: KubeObject) => {
+        seenByTransform.push(object)
+        const {annotations: _, ...metadata} = object.metadata ?? {}
+        return {...object, metadata: {...metadata, labels: {transformed: 'yes'}}}
+      },
+    })
+    informer.start()
+    await until(() => informer.cache.size === 3)
+    await informer.stop()
+    for (const object of seenByTransform) assert.equal('managedFields' in (object.metadata ?? {}), false, 'stripped before the transform')
+    assert.deepEqual(seenByTransform.map((o) => o.kind), ['ConfigMap', 'Special', 'ConfigMap'], 'kind filled in only where missing')
+    for (const key of ['ns/a', 'ns/b', 'ns/c']) {
+      const cached = informer.cache.get(key)!
+      assert.deepEqual(cached.metadata?.labels, {transformed: 'yes'}, key)
+      assert.equal(cached.metadata?.annotations, undefined, key)
+    }
+  })
+})

@@ -82,7 +82,8 @@ export function desiredEndpoints(namespace: string, caches: SourceCaches, settin
         ? {migration: {
           patch: {metadata: {
             labels: {[deprecatedLabels.k8sAppName]: null},
-            annotations: object.metadata?.annotations?.[annotations.k8sAppName] === undefined ? {[annotations.k8sAppName]: legacyApp} : {} as Record<string, string>,
+            // Blank counts as unset, as annotations are read: the label's value then moves into it.
+            annotations: (object.metadata?.annotations?.[annotations.k8sAppName] ?? '').trim() === '' ? {[annotations.k8sAppName]: legacyApp} : {} as Record<string, string>,
           }},
           description: `move the deprecated label ${deprecatedLabels.k8sAppName} into the annotation ${annotations.k8sAppName}`,
         }}

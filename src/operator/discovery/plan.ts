@@ -141,7 +141,7 @@ export function upToDate(current: CurrentObject | undefined, wanted: DesiredObje
     Object.entries(want ?? {}).every(([key, value]) => have[key] === value)
   return subset(wanted.labels, current.labels) &&
     subset(wanted.annotations, current.annotations) &&
-    isDeepStrictEqual([...current.ownerUids].sort(), (wanted.ownerReferences ?? []).map((owner) => owner.uid).sort()) &&
+    (wanted.ownerReferences ?? []).every((owner) => current.ownerUids.includes(owner.uid)) &&
     (wanted.finalizers ?? []).every((finalizer) => current.finalizers.includes(finalizer)) &&
     isDeepStrictEqual(normalize(current.spec), normalize(wanted.spec))
 }

@@ -77,10 +77,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   waitForSync(signal?: AbortSignal): Promise<boolean> {
-    if (this.synced) return Promise.resolve(true)
+    if (this.synced || signal?.aborted) return Promise.resolve(this.synced)
     return new Promise((resolve) => {
       const done = () => {
         signal?.removeEventListener('abort', done)
+        this.syncWaiters = this.syncWaiters.filter((waiter) => waiter !== done)
         resolve(this.synced)
       }
       this.syncWaiters.push(done)
