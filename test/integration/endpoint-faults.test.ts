@@ -9,7 +9,7 @@ import {eventually, startOperator, type OperatorProcess} from '../support/operat
 type EndpointObject = KubeObject & {spec: {remoteAddress: string}; status?: EndpointStatus}
 
 describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function () {
-  this.timeout(600_000)
+  this.timeout(900_000)
   let client: KubeClient
   let sim: ApiSimulator
   const operators: OperatorProcess[] = []
@@ -64,7 +64,9 @@ describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function
     sim.faults.set({errorRate: 0.3, errorStatuses: [500, 502, 503], rateLimitRate: 0.2, retryAfterSeconds: 0})
     const hosts = await createIngresses(client, namespace, 200)
     operators.push(await startOperator({kubeconfig: controlPlane().kubeconfigPath, namespace: operatorNamespace, logLevel: 'info'}))
-    await eventually(allSynced(namespace, 200), 400_000, '200 Endpoint CRs synced')
+    // Each call makes at most 2 attempts; the work queue's per-key backoff (5 s → 60 s) is the one retry layer, so
+    // at this fault rate the unluckiest of 200 keys fails 6–7 reconciles in a row: several minutes, by design.
+    await eventually(allSynced(namespace, 200), 600_000, '200 Endpoint CRs synced')
     const failed = sim.requests.filter((r) => r.status >= 500 || r.status === 429).length
     assert.ok(failed > 100, `only ${failed} requests failed: the fault injection did not bite`)
     sim.faults.clear()
