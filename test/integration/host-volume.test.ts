@@ -5,8 +5,9 @@ import type {K8sVolumeSpec, K8sVolumeStatus} from '../../src/crds/k8s-volume.js'
 import {KubeApiError, type KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {silentLogger} from '../../src/lib/logger.js'
 import {createOperator} from '../../src/operator/operator.js'
+import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {adminClient, ensureCrds} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
 
 type HostObject = KubeObject & {spec: HostSpec; status?: HostStatus; metadata: {finalizers?: string[]; ownerReferences?: Array<{kind: string; name: string; uid: string}>}}
@@ -110,16 +111,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     await ensureCrds()
     client = adminClient()
     sim = await ApiSimulator.start()
-    const organization = sim.createOrganization('acme-corp')
-    const workspace = sim.createWorkspace({name: 'production', organizationId: organization.id})
-    workspaceId = workspace.id
-    const token = sim.issueToken({kind: 'agent', workspaceId: workspace.id})
-    namespace = await freshNamespace(client, 'op')
-    await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token}})
-    await client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace}, {
-      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
-      spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 2}, local_cluster: {enabled: true, cluster_name: 'test'}},
-    })
+    ;({namespace, workspaceId} = await operatorNamespaceFor(client, sim))
     stop = new AbortController()
     running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
     await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')

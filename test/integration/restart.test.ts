@@ -8,6 +8,7 @@ import {randomBytes} from 'node:crypto'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {silentLogger} from '../../src/lib/logger.js'
 import {createOperator, type Operator} from '../../src/operator/operator.js'
+import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually, startOperator} from '../support/operator-process.js'
@@ -40,15 +41,7 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     await ensureCrds()
     client = adminClient()
     sim = await ApiSimulator.start()
-    const organization = sim.createOrganization('acme-corp')
-    const workspace = sim.createWorkspace({name: 'production', organizationId: organization.id})
-    const token = sim.issueToken({kind: 'agent', workspaceId: workspace.id})
-    operatorNamespace = await freshNamespace(client, 'op')
-    await client.create({group: '', version: 'v1', plural: 'secrets', namespace: operatorNamespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace: operatorNamespace}, stringData: {token}})
-    await client.create(polycrate('operatorconfigs', operatorNamespace), {
-      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace: operatorNamespace},
-      spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 2}, local_cluster: {enabled: true, cluster_name: 'test'}},
-    })
+    operatorNamespace = (await operatorNamespaceFor(client, sim)).namespace
     for (let n = 0; n < 10; n++) {
       const namespace = await freshNamespace(client, `rs${n}`)
       namespaces.push(namespace)

@@ -8,11 +8,11 @@
  */
 import {hostCrd, type HostSpec} from '../../crds/host.js'
 import type {KubeObject} from '../../kube/client.js'
-import {finalizers, labels} from '../conventions.js'
+import {finalizers} from '../conventions.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {defineDiscovery} from './discovery-feature.js'
 import {hostForNode, type NodeLike} from './hosts.js'
-import type {DesiredState, ObjectRef} from './plan.js'
+import {desiredOfClusterScopedSource, type DesiredState} from './plan.js'
 
 /** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own. */
 export const DEFAULT_SWEEP_MINUTES = 10
@@ -42,28 +42,12 @@ export function slimNode(node: KubeObject): KubeObject {
   } as KubeObject
 }
 
-const nodeRef = (name: string, uid?: string): ObjectRef => ({kind: 'Node', apiVersion: 'v1', name, uid})
-
 /** The Host CR of one node (pure). */
 export function desiredHost(nodeName: string, node: KubeObject | undefined, namespace: string): DesiredState {
-  if (!node || node.metadata?.deletionTimestamp) return {objects: [], problems: [], sources: []}
-  const ref = nodeRef(nodeName, node.metadata?.uid)
-  const {host, problems} = hostForNode(node as NodeLike)
-  return {
-    objects: host
-      ? [{
-        name: host.name,
-        namespace,
-        labels: {[labels.discovered]: 'true', [labels.managedBy]: 'operator'},
-        ...(ref.uid ? {ownerReferences: [{apiVersion: 'v1', kind: 'Node', name: nodeName, uid: ref.uid}]} : {}),
-        spec: host.spec,
-        status: host.status,
-        source: ref,
-      }]
-      : [],
-    problems: problems.map((problem) => ({source: ref, ...problem})),
-    sources: [{ref, managed: true}],
-  }
+  return desiredOfClusterScopedSource({kind: 'Node', apiVersion: 'v1', name: nodeName, object: node}, namespace, (object) => {
+    const {host, problems} = hostForNode(object as NodeLike)
+    return {cr: host, problems}
+  })
 }
 
 export const HostDiscoveryReconciler = defineDiscovery<{labelSelector: string}>({
@@ -82,7 +66,7 @@ export const HostDiscoveryReconciler = defineDiscovery<{labelSelector: string}>(
     onUpdate: contentChanged,
   }],
   targetGroup: (host) => (host.spec as HostSpec | undefined)?.source?.node_name ?? host.metadata.name,
-  targetSource: (host) => nodeRef((host.spec as HostSpec | undefined)?.source?.node_name ?? host.metadata.name),
+  targetSource: (host) => ({kind: 'Node', apiVersion: 'v1', name: (host.spec as HostSpec | undefined)?.source?.node_name ?? host.metadata.name}),
   desired: (nodeName, caches, _settings, {namespace}) => desiredHost(nodeName, caches.get('node', nodeName), namespace),
   syncFinalizer: finalizers.hostSync,
 })

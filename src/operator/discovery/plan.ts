@@ -13,7 +13,8 @@
  *   false` orphans are kept. A safety net never deletes healthy objects.
  */
 import {isDeepStrictEqual} from 'node:util'
-import {annotations} from '../conventions.js'
+import type {KubeObject} from '../../kube/client.js'
+import {annotations, labels} from '../conventions.js'
 
 /** A Kubernetes object by kind and name (the source of a discovered CR, or the CR itself). */
 export interface ObjectRef {
@@ -233,4 +234,35 @@ export function planDiscovery(input: PlanInput): Plan {
     if (decision.migration) actions.push({type: 'migrateSource', source: decision.ref, ...decision.migration})
   }
   return {actions, requeueAfterMs}
+}
+
+/**
+ * The desired state of a group that is one cluster-scoped source (a Node, a PersistentVolume): its one CR in the
+ * operator's namespace, labelled as discovered, owned by the source, and the source's problems (pure).
+ */
+export function desiredOfClusterScopedSource(
+  source: {kind: string; apiVersion: string; name: string; object: KubeObject | undefined},
+  namespace: string,
+  map: (object: KubeObject) => {cr?: {name: string; spec: unknown; status?: Record<string, unknown>}; problems: Array<{reason: string; message: string}>},
+): DesiredState {
+  const {object} = source
+  if (!object || object.metadata?.deletionTimestamp) return {objects: [], problems: [], sources: []}
+  const uid = object.metadata?.uid
+  const ref: ObjectRef = {kind: source.kind, apiVersion: source.apiVersion, name: source.name, uid}
+  const {cr, problems} = map(object)
+  return {
+    objects: cr
+      ? [{
+        name: cr.name,
+        namespace,
+        labels: {[labels.discovered]: 'true', [labels.managedBy]: 'operator'},
+        ...(uid ? {ownerReferences: [{apiVersion: source.apiVersion, kind: source.kind, name: source.name, uid}]} : {}),
+        spec: cr.spec,
+        ...(cr.status ? {status: cr.status} : {}),
+        source: ref,
+      }]
+      : [],
+    problems: problems.map((problem) => ({source: ref, ...problem})),
+    sources: [{ref, managed: true}],
+  }
 }

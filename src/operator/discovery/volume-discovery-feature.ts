@@ -6,15 +6,13 @@
  */
 import {k8sVolumeCrd, type K8sVolumeSpec} from '../../crds/k8s-volume.js'
 import type {KubeObject} from '../../kube/client.js'
-import {finalizers, labels} from '../conventions.js'
+import {finalizers} from '../conventions.js'
 import {defineDiscovery} from './discovery-feature.js'
 import {DEFAULT_SWEEP_MINUTES} from './host-discovery-feature.js'
-import type {DesiredState, ObjectRef} from './plan.js'
+import {desiredOfClusterScopedSource, type DesiredState} from './plan.js'
 import {volumeForPersistentVolume, type PersistentVolumeLike} from './volumes.js'
 
 export const persistentVolumeResource = {group: '', version: 'v1', plural: 'persistentvolumes'}
-
-const pvRef = (name: string, uid?: string): ObjectRef => ({kind: 'PersistentVolume', apiVersion: 'v1', name, uid})
 
 /** Only what volume discovery reads (no managedFields, annotations or status timestamps). */
 export function slimPersistentVolume(pv: KubeObject): KubeObject {
@@ -35,23 +33,10 @@ export function slimPersistentVolume(pv: KubeObject): KubeObject {
 
 /** The K8sVolume CR of one PersistentVolume (pure). */
 export function desiredVolume(pvName: string, pv: KubeObject | undefined, namespace: string): DesiredState {
-  if (!pv || pv.metadata?.deletionTimestamp) return {objects: [], problems: [], sources: []}
-  const ref = pvRef(pvName, pv.metadata?.uid)
-  const {volume, problems} = volumeForPersistentVolume(pv as PersistentVolumeLike)
-  return {
-    objects: volume
-      ? [{
-        name: volume.name,
-        namespace,
-        labels: {[labels.discovered]: 'true', [labels.managedBy]: 'operator'},
-        ...(ref.uid ? {ownerReferences: [{apiVersion: 'v1', kind: 'PersistentVolume', name: pvName, uid: ref.uid}]} : {}),
-        spec: volume.spec,
-        source: ref,
-      }]
-      : [],
-    problems: problems.map((problem) => ({source: ref, ...problem})),
-    sources: [{ref, managed: true}],
-  }
+  return desiredOfClusterScopedSource({kind: 'PersistentVolume', apiVersion: 'v1', name: pvName, object: pv}, namespace, (object) => {
+    const {volume, problems} = volumeForPersistentVolume(object as PersistentVolumeLike)
+    return {cr: volume, problems}
+  })
 }
 
 const pvNameOf = (volume: {metadata: {name: string}; spec?: unknown}) => (volume.spec as K8sVolumeSpec | undefined)?.source?.pv_name ?? volume.metadata.name
@@ -71,7 +56,7 @@ export const K8sVolumeDiscoveryReconciler = defineDiscovery<Record<string, never
     groupsOf: (pv) => [pv.metadata?.name ?? ''],
   }],
   targetGroup: pvNameOf,
-  targetSource: (volume) => pvRef(pvNameOf(volume)),
+  targetSource: (volume) => ({kind: 'PersistentVolume', apiVersion: 'v1', name: pvNameOf(volume)}),
   desired: (pvName, caches, _settings, {namespace}) => desiredVolume(pvName, caches.get('pv', pvName), namespace),
   syncFinalizer: finalizers.k8sVolumeSync,
 })
