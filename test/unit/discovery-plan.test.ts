@@ -684,3 +684,16 @@ describe('desiredOfClusterScopedSource (Hosts from Nodes, K8sVolumes from PVs)',
     assert.equal(state.objects[0]!.ownerReferences, undefined)
   })
 })
+
+describe('discovery plan: time-driven desired state', () => {
+  it('the desired state\'s own requeue (a certificate turning expiring_soon) is the plan\'s requeue when it is the earliest', () => {
+    const base = input({objects: [want('a')], current: [have(want('a'))]})
+    assert.equal(planDiscovery({...base, desired: {...base.desired, requeueAfterMs: 42_000}}).requeueAfterMs, 42_000)
+    assert.equal(planDiscovery(base).requeueAfterMs, undefined)
+  })
+  it('an earlier orphan threshold wins; a negative wait counts as now', () => {
+    const base = input({current: [leftover('gone', {annotations: {[annotations.orphanedSince]: iso(NOW - THRESHOLD + 5_000)}})]})
+    assert.equal(planDiscovery({...base, desired: {...base.desired, requeueAfterMs: 60_000}}).requeueAfterMs, 5_000)
+    assert.equal(planDiscovery({...base, desired: {...base.desired, requeueAfterMs: -10}}).requeueAfterMs, 0)
+  })
+})

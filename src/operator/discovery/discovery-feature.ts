@@ -70,6 +70,8 @@ export interface DiscoverySource {
 export interface DiscoveryContext {
   /** The operator's namespace (where CRs of cluster-scoped sources live). */
   namespace: string
+  /** Now, in ms (the manager's clock: tests move it instead of waiting). */
+  now: number
 }
 
 export interface DiscoveryDeclaration<Settings> {
@@ -77,7 +79,12 @@ export interface DiscoveryDeclaration<Settings> {
   name: string
   target: CrdDefinition
   /** Namespace of the target informer: the operator's namespace for CRs of cluster-scoped sources, else all. */
-  targetNamespace?: (context: DiscoveryContext) => string | undefined
+  targetNamespace?: (operatorNamespace: string) => string | undefined
+  /**
+   * Labels that set this feature's CRs apart where two features discover the same kind (Velero and CloudNativePG
+   * Backups): put on every CR it applies, and the only CRs it looks at.
+   */
+  targetLabels?: Record<string, string>
   enabled(config: OperatorConfig): boolean
   requiredCrds?: readonly string[]
   /** What the pure functions read from the config and the cluster's CRDs; a change restarts the feature. */
@@ -121,9 +128,9 @@ export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Featur
 }
 
 function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manager, settings: Settings<S>) {
-  const context: DiscoveryContext = {namespace: manager.namespace}
   const sources = declaration.sources(settings.own)
-  const targetResource: ResourceRef = {...crdResource(declaration.target), namespace: declaration.targetNamespace?.(context)}
+  const targetResource: ResourceRef = {...crdResource(declaration.target), namespace: declaration.targetNamespace?.(manager.namespace)}
+  const targetLabels = {[labels.discovered]: 'true', ...declaration.targetLabels}
   const builder = manager.controller(declaration.name)
   const informers = new Map<string, Informer<KubeObject>>()
   const caches: SourceCaches = {
@@ -142,9 +149,11 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
   /** Problems last reported per source, so each change of a source's problems is one set of Events. */
   const reported = new Map<string, string>()
   const refKey = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`
+  /** A CR's cache key (`namespace/name`, as objectKey makes it). */
+  const crKey = (object: {namespace?: string; name: string}) => (object.namespace ? `${object.namespace}/${object.name}` : object.name)
 
   const targets = builder.watches<TargetObject>(
-    {resource: targetResource, kind: declaration.target.kind, labelSelector: `${labels.discovered}=true`},
+    {resource: targetResource, kind: declaration.target.kind, labelSelector: Object.entries(targetLabels).map(([key, value]) => `${key}=${value}`).join(',')},
     (object) => {
       // Our own applies come back as events: no new pass for them.
       const memo = applied.get(objectKey(object))
@@ -203,7 +212,11 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
   })
 
   const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
-    const desired = declaration.desired(group, caches, settings.own, context)
+    const now = manager.clock()
+    const found = declaration.desired(group, caches, settings.own, {namespace: manager.namespace, now})
+    const desired = declaration.targetLabels
+      ? {...found, objects: found.objects.map((object) => ({...object, labels: {...object.labels, ...declaration.targetLabels}}))}
+      : found
     await reportProblems(running.recorder, desired, reported, sourceObject)
     const plan = planDiscovery({
       desired,
@@ -213,9 +226,9 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       sourceFinalizer: (kind) => sourceOfKind.get(kind)?.finalizer,
       syncFinalizer: declaration.syncFinalizer ? {name: declaration.syncFinalizer, enabled: settings.sync} : undefined,
       stale: {enabled: settings.stale.enabled, thresholdMs: settings.stale.thresholdMinutes * 60_000},
-      now: Date.now(),
+      now,
       alreadyApplied: (object, current) => {
-        const memo = applied.get(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`)
+        const memo = applied.get(crKey(object))
         return memo !== undefined && memo.json === JSON.stringify(object) && memo.before === current?.resourceVersion
       },
     })
@@ -225,8 +238,8 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       declaration,
       targetResource,
       sourceResource,
-      onApplied: (object, before) => applied.set(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`, {json: JSON.stringify(object), wanted: object, before}),
-      currentVersion: (object) => targets.cache.get(`${object.namespace ? `${object.namespace}/` : ''}${object.name}`)?.metadata.resourceVersion,
+      onApplied: (object, before) => applied.set(crKey(object), {json: JSON.stringify(object), wanted: object, before}),
+      currentVersion: (object) => targets.cache.get(crKey(object))?.metadata.resourceVersion,
       logger,
     })
     for (const failure of failures) {

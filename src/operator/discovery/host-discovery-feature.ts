@@ -53,7 +53,7 @@ export function desiredHost(nodeName: string, node: KubeObject | undefined, name
 export const HostDiscoveryReconciler = defineDiscovery<{labelSelector: string}>({
   name: 'host-discovery',
   target: hostCrd,
-  targetNamespace: ({namespace}) => namespace,
+  targetNamespace: (namespace) => namespace,
   enabled: (config) => config.node_discovery.enabled,
   settings: (config) => ({labelSelector: config.node_discovery.label_selector}),
   staleCleanupMinutes: () => DEFAULT_SWEEP_MINUTES,

@@ -67,6 +67,8 @@ export interface DesiredState {
   objects: DesiredObject[]
   problems: SourceProblem[]
   sources: SourceDecision[]
+  /** The desired state changes with time alone after this long (e.g. a certificate becomes expiring_soon). */
+  requeueAfterMs?: number
 }
 
 /** A discovered CR as cached. */
@@ -159,6 +161,7 @@ export function planDiscovery(input: PlanInput): Plan {
   const requeue = (ms: number) => {
     requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms)
   }
+  if (input.desired.requeueAfterMs !== undefined) requeue(Math.max(0, input.desired.requeueAfterMs))
   const currentByName = new Map(input.current.map((object) => [`${object.namespace ?? ''}/${object.name}`, object]))
   const keyOf = (object: {namespace?: string; name: string}) => `${object.namespace ?? ''}/${object.name}`
   const syncFinalizers = input.syncFinalizer?.enabled ? [input.syncFinalizer.name] : []

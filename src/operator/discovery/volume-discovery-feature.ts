@@ -44,7 +44,7 @@ const pvNameOf = (volume: {metadata: {name: string}; spec?: unknown}) => (volume
 export const K8sVolumeDiscoveryReconciler = defineDiscovery<Record<string, never>>({
   name: 'volume-discovery',
   target: k8sVolumeCrd,
-  targetNamespace: ({namespace}) => namespace,
+  targetNamespace: (namespace) => namespace,
   enabled: (config) => config.volume_discovery.enabled,
   settings: () => ({}),
   staleCleanupMinutes: () => DEFAULT_SWEEP_MINUTES,

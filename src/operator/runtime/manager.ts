@@ -44,6 +44,8 @@ export interface ManagerOptions {
   identity?: string
   logger?: Logger
   metrics?: OperatorMetrics
+  /** The clock of time-driven decisions (orphan thresholds, certificate expiry); tests move it. Default Date.now. */
+  clock?: () => number
   /** Informer tuning (tests use short timeouts). */
   informerDefaults?: Pick<InformerOptions<KubeObject>, 'idleTimeoutMs' | 'watchTimeoutSeconds' | 'backoff'>
 }
@@ -86,6 +88,7 @@ export class Manager {
   readonly logger: Logger
   readonly identity: string
   readonly maxConcurrentReconciles: number
+  readonly clock: () => number
   private readonly informers = new Map<string, SharedInformer>()
   private readonly controllers = new Set<Controller>()
   private leading = false
@@ -103,6 +106,7 @@ export class Manager {
     this.logger = options.logger ?? silentLogger
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`
     this.maxConcurrentReconciles = options.maxConcurrentReconciles ?? 4
+    this.clock = options.clock ?? Date.now
     this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
   }
 
