@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import {annotations} from '../../src/operator/conventions.js'
 import {
-  desiredOfClusterScopedSource,
+  desiredOfOneSource,
   planDiscovery,
   sameRef,
   statusDiffers,
@@ -659,10 +659,10 @@ describe('discovery plan: planDiscovery (details)', () => {
   })
 })
 
-describe('desiredOfClusterScopedSource (Hosts from Nodes, K8sVolumes from PVs)', () => {
+describe('desiredOfOneSource (Hosts from Nodes, K8sVolumes from PVs)', () => {
   const node = (extra: Record<string, unknown> = {}) => ({apiVersion: 'v1', kind: 'Node', metadata: {name: 'n1', uid: 'u1', ...extra}})
   const map = () => ({cr: {name: 'n1', spec: {hostname: 'n1'}, status: {node_ready: true}}, problems: [{reason: 'InvalidNodeCapacity', message: 'bad'}]})
-  const cases: Array<[string, Parameters<typeof desiredOfClusterScopedSource>[0]['object'], DesiredState]> = [
+  const cases: Array<[string, Parameters<typeof desiredOfOneSource>[0]['object'], DesiredState]> = [
     ['gone → nothing, and no source to manage', undefined, {objects: [], problems: [], sources: []}],
     ['being deleted → nothing', node({deletionTimestamp: '2026-01-01T00:00:00Z'}), {objects: [], problems: [], sources: []}],
     ['present → its one CR in the operator namespace, owned by the source, labelled discovered; problems on the source', node(), {
@@ -677,10 +677,10 @@ describe('desiredOfClusterScopedSource (Hosts from Nodes, K8sVolumes from PVs)',
     }],
   ]
   for (const [name, object, expected] of cases) {
-    it(name, () => assert.deepEqual(desiredOfClusterScopedSource({kind: 'Node', apiVersion: 'v1', name: 'n1', object}, 'op', map), expected))
+    it(name, () => assert.deepEqual(desiredOfOneSource({kind: 'Node', apiVersion: 'v1', name: 'n1', object}, 'op', map), expected))
   }
   it('no uid (not yet persisted) → no owner reference', () => {
-    const state = desiredOfClusterScopedSource({kind: 'Node', apiVersion: 'v1', name: 'n1', object: {metadata: {name: 'n1'}}}, 'op', map)
+    const state = desiredOfOneSource({kind: 'Node', apiVersion: 'v1', name: 'n1', object: {metadata: {name: 'n1'}}}, 'op', map)
     assert.equal(state.objects[0]!.ownerReferences, undefined)
   })
 })

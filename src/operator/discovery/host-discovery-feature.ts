@@ -12,7 +12,7 @@ import {finalizers} from '../conventions.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {defineDiscovery} from './discovery-feature.js'
 import {hostForNode, type NodeLike} from './hosts.js'
-import {desiredOfClusterScopedSource, type DesiredState} from './plan.js'
+import {desiredOfOneSource, type DesiredState} from './plan.js'
 
 /** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own. */
 export const DEFAULT_SWEEP_MINUTES = 10
@@ -44,7 +44,7 @@ export function slimNode(node: KubeObject): KubeObject {
 
 /** The Host CR of one node (pure). */
 export function desiredHost(nodeName: string, node: KubeObject | undefined, namespace: string): DesiredState {
-  return desiredOfClusterScopedSource({kind: 'Node', apiVersion: 'v1', name: nodeName, object: node}, namespace, (object) => {
+  return desiredOfOneSource({kind: 'Node', apiVersion: 'v1', name: nodeName, object: node}, namespace, (object) => {
     const {host, problems} = hostForNode(object as NodeLike)
     return {cr: host, problems}
   })

@@ -240,25 +240,27 @@ export function planDiscovery(input: PlanInput): Plan {
 }
 
 /**
- * The desired state of a group that is one cluster-scoped source (a Node, a PersistentVolume): its one CR in the
- * operator's namespace, labelled as discovered, owned by the source, and the source's problems (pure).
+ * The desired state of a group that is one source object (a Node, a PersistentVolume, a Velero Backup, a
+ * cert-manager Certificate): its one CR in `namespace` (the source's own, or the operator's for cluster-scoped
+ * sources), labelled as discovered, owned by the source, and the source's problems (pure). `map` may decline
+ * (`cr` absent) with problems, or with `skipped` (filtered out: no CR and no problem).
  */
-export function desiredOfClusterScopedSource(
-  source: {kind: string; apiVersion: string; name: string; object: KubeObject | undefined},
+export function desiredOfOneSource(
+  source: {kind: string; apiVersion: string; name: string; namespace?: string; object: KubeObject | undefined},
   namespace: string,
-  map: (object: KubeObject) => {cr?: {name: string; spec: unknown; status?: Record<string, unknown>}; problems: Array<{reason: string; message: string}>},
+  map: (object: KubeObject) => {cr?: {name: string; labels?: Record<string, string>; spec: unknown; status?: Record<string, unknown>}; problems: Array<{reason: string; message: string}>; requeueAfterMs?: number},
 ): DesiredState {
   const {object} = source
   if (!object || object.metadata?.deletionTimestamp) return {objects: [], problems: [], sources: []}
   const uid = object.metadata?.uid
-  const ref: ObjectRef = {kind: source.kind, apiVersion: source.apiVersion, name: source.name, uid}
-  const {cr, problems} = map(object)
+  const ref: ObjectRef = {kind: source.kind, apiVersion: source.apiVersion, ...(source.namespace ? {namespace: source.namespace} : {}), name: source.name, uid}
+  const {cr, problems, requeueAfterMs} = map(object)
   return {
     objects: cr
       ? [{
         name: cr.name,
         namespace,
-        labels: {[labels.discovered]: 'true', [labels.managedBy]: 'operator'},
+        labels: {...cr.labels, [labels.discovered]: 'true', [labels.managedBy]: 'operator'},
         ...(uid ? {ownerReferences: [{apiVersion: source.apiVersion, kind: source.kind, name: source.name, uid}]} : {}),
         spec: cr.spec,
         ...(cr.status ? {status: cr.status} : {}),
@@ -266,6 +268,7 @@ export function desiredOfClusterScopedSource(
       }]
       : [],
     problems: problems.map((problem) => ({source: ref, ...problem})),
-    sources: [{ref, managed: true}],
+    sources: [{ref, managed: cr !== undefined}],
+    ...(requeueAfterMs !== undefined ? {requeueAfterMs} : {}),
   }
 }

@@ -9,7 +9,7 @@ import type {KubeObject} from '../../kube/client.js'
 import {finalizers} from '../conventions.js'
 import {defineDiscovery} from './discovery-feature.js'
 import {DEFAULT_SWEEP_MINUTES} from './host-discovery-feature.js'
-import {desiredOfClusterScopedSource, type DesiredState} from './plan.js'
+import {desiredOfOneSource, type DesiredState} from './plan.js'
 import {volumeForPersistentVolume, type PersistentVolumeLike} from './volumes.js'
 
 export const persistentVolumeResource = {group: '', version: 'v1', plural: 'persistentvolumes'}
@@ -33,7 +33,7 @@ export function slimPersistentVolume(pv: KubeObject): KubeObject {
 
 /** The K8sVolume CR of one PersistentVolume (pure). */
 export function desiredVolume(pvName: string, pv: KubeObject | undefined, namespace: string): DesiredState {
-  return desiredOfClusterScopedSource({kind: 'PersistentVolume', apiVersion: 'v1', name: pvName, object: pv}, namespace, (object) => {
+  return desiredOfOneSource({kind: 'PersistentVolume', apiVersion: 'v1', name: pvName, object: pv}, namespace, (object) => {
     const {volume, problems} = volumeForPersistentVolume(object as PersistentVolumeLike)
     return {cr: volume, problems}
   })
