@@ -17,6 +17,8 @@ export const labels = {
   k8sAppName: 'polycrate_k8sapp_name',
   endpointSourceIngress: 'endpoints.polycrate.io/source-ingress',
   endpointSourceHTTPRoute: 'endpoints.polycrate.io/source-httproute',
+  /** On Backup/BackupSchedule CRs: velero or cloudnativepg (sets the two discoveries' CRs apart). */
+  backupProvider: 'polycrate_backup_provider',
   s3BucketName: 'polycrate_s3_bucket_name',
   s3BucketRegion: 'polycrate_s3_bucket_region',
 } as const
@@ -73,6 +75,9 @@ export const finalizers = {
   endpointSync: 'polycrate.io/endpoint-cleanup',
   hostSync: 'polycrate.io/host-cleanup',
   k8sVolumeSync: 'polycrate.io/k8svolume-cleanup',
+  backupSync: 'polycrate.io/backup-cleanup',
+  backupScheduleSync: 'polycrate.io/backupschedule-cleanup',
+  certificateSync: 'polycrate.io/certificate-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
 } as const
 

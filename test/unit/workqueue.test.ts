@@ -89,4 +89,14 @@ describe('WorkQueue', () => {
     queue.shutDown()
     assert.equal(await queue.drain(20), false)
   })
+
+  it('addAfter a month (a certificate\'s expiry) waits, instead of firing at once past the timer limit', async () => {
+    const queue = new WorkQueue({name: 't'})
+    queue.addAfter('later', 30 * 24 * 60 * 60 * 1000)
+    queue.addAfter('soon', 5)
+    assert.equal(await queue.get(), 'soon')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(queue.length, 0, 'the month-long wait fired early')
+    queue.shutDown()
+  })
 })

@@ -1,9 +1,13 @@
 import {createApiSyncFeature} from '../agent/api-sync-feature.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {EndpointDiscoveryReconciler} from '../discovery/endpoint-discovery-feature.js'
+import {BackupDiscoveryReconciler} from '../discovery/backup-discovery-feature.js'
+import {CertificateDiscoveryReconciler} from '../discovery/certificate-discovery-feature.js'
 import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
 import type {Feature} from '../features.js'
+import {BackupController, BackupScheduleController} from '../sync/backup-sync-feature.js'
+import {CertificateController} from '../sync/certificate-sync-feature.js'
 import {EndpointController} from '../sync/endpoint-sync-feature.js'
 import {HostController} from '../sync/host-sync-feature.js'
 import {K8sVolumeController} from '../sync/volume-sync-feature.js'
@@ -18,5 +22,10 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     HostController(session),
     K8sVolumeDiscoveryReconciler,
     K8sVolumeController(session),
+    ...BackupDiscoveryReconciler,
+    BackupController(session),
+    BackupScheduleController(session),
+    CertificateDiscoveryReconciler,
+    CertificateController(session),
   ]
 }

@@ -13,6 +13,9 @@ export interface WorkQueueOptions {
   now?: () => number
 }
 
+/** The longest a key waits in addAfter (see there). */
+export const MAX_DELAY_MS = 24 * 60 * 60 * 1000
+
 export class WorkQueue {
   private readonly queue: string[] = []
   private readonly dirty = new Set<string>()
@@ -58,6 +61,9 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return
     if (ms <= 0) return this.add(key)
+    // A timer fires at once past 2^31-1 ms (~24.8 days); a key asked back later than a day comes back after a day
+    // (and its reconcile asks again), like controller-runtime's periodic resync covers long waits.
+    ms = Math.min(ms, MAX_DELAY_MS)
     const at = this.now() + ms
     const pending = this.waiting.get(key)
     if (pending && pending.at <= at) return
