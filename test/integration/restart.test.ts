@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
+import {readFileSync} from 'node:fs'
+import path from 'node:path'
+import yaml from 'js-yaml'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {silentLogger} from '../../src/lib/logger.js'
 import {createOperator, type Operator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
@@ -34,6 +38,7 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
   let operatorNamespace: string
   const prefix = `rs-${randomBytes(3).toString('hex')}`
   const namespaces: string[] = []
+  let extrasNamespace: string
   const nodes = [0, 1, 2].map((i) => `${prefix}-node-${i}`)
   const volumes = [0, 1, 2].map((i) => `${prefix}-pv-${i}`)
 
@@ -41,7 +46,26 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     await ensureCrds()
     client = adminClient()
     sim = await ApiSimulator.start()
-    operatorNamespace = (await operatorNamespaceFor(client, sim)).namespace
+    extrasNamespace = await freshNamespace(client, 'rsx')
+    operatorNamespace = (await operatorNamespaceFor(client, sim, {backup_discovery: {velero_namespace: extrasNamespace}})).namespace
+    // Velero, CloudNativePG and cert-manager CRDs, and one object of each kind the backup and certificate
+    // discovery read.
+    const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
+    for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml', 'cert-manager.io_certificates.yaml']) {
+      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      await applyCrd(client, crd)
+      await waitEstablished(client, crd.metadata.name)
+    }
+    await client.create({group: 'velero.io', version: 'v1', plural: 'backups', namespace: extrasNamespace}, {
+      apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: 'daily-1', namespace: extrasNamespace}, spec: {ttl: '24h0m0s'}, status: {phase: 'Completed'},
+    })
+    await client.create({group: 'postgresql.cnpg.io', version: 'v1', plural: 'scheduledbackups', namespace: extrasNamespace}, {
+      apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: 'pg-daily', namespace: extrasNamespace}, spec: {schedule: '0 0 2 * * *', cluster: {name: 'pg'}},
+    })
+    await client.create({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: extrasNamespace}, {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'web-tls', namespace: extrasNamespace},
+      spec: {secretName: 'web-tls', dnsNames: ['web.example.com'], issuerRef: {name: 'le', kind: 'ClusterIssuer'}},
+    })
     for (let n = 0; n < 10; n++) {
       const namespace = await freshNamespace(client, `rs${n}`)
       namespaces.push(namespace)
@@ -80,7 +104,9 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     for (const namespace of namespaces) endpoints.push(...(await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`})).items)
     const hosts = (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${operatorNamespace}/hosts`})).items.filter((h) => h.metadata.name.startsWith(prefix))
     const vols = (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${operatorNamespace}/k8svolumes`})).items.filter((v) => v.metadata.name.startsWith(prefix))
-    return [...endpoints, ...hosts, ...vols]
+    const extras: Synced[] = []
+    for (const plural of ['backups', 'backupschedules', 'certificates']) extras.push(...(await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${extrasNamespace}/${plural}`})).items)
+    return [...endpoints, ...hosts, ...vols, ...extras]
   }
   const apiId = (object: Synced) => object.status?.apiID ?? object.status?.api_id
   // resourceVersion too: a restart writes nothing at all (no orphan mark, no status rewrite, no re-apply).
@@ -92,9 +118,11 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     const operator = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
     const running = operator.run(abort.signal)
     await eventually(async () => {
-      const counts = await Promise.all(['endpoint-discovery', 'endpoint-sync', 'host-discovery', 'host-sync', 'volume-discovery', 'volume-sync'].map((c) => reconcileCount(operator, c)))
+      const counts = await Promise.all(['endpoint-discovery', 'endpoint-sync', 'host-discovery', 'host-sync', 'volume-discovery', 'volume-sync',
+        'velero-backup-discovery', 'cnpg-schedule-discovery', 'certificate-discovery', 'backup-sync', 'backup-schedule-sync', 'certificate-sync'].map((c) => reconcileCount(operator, c)))
       // Every sync controller reconciled at least our objects, every discovery controller ran, and nothing is queued.
-      return counts[1]! >= 30 && counts[3]! >= 3 && counts[5]! >= 3 && counts[0]! >= 10 && counts[2]! >= 3 && counts[4]! >= 3 && (await queueDepth(operator)) === 0
+      return counts[1]! >= 30 && counts[3]! >= 3 && counts[5]! >= 3 && counts[0]! >= 10 && counts[2]! >= 3 && counts[4]! >= 3 &&
+        counts.slice(6).every((count) => count >= 1) && (await queueDepth(operator)) === 0
     }, 60_000, `operator settled (${expected} objects)`)
     return {operator, stop: async () => {
       abort.abort()
@@ -102,15 +130,15 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     }}
   }
 
-  it('30 Endpoints in 10 namespaces, 3 Hosts and 3 K8sVolumes: 5 restarts and 5 setting toggles delete nothing and keep every API id', async () => {
-    let current = await startAndSettle(36)
+  it('30 Endpoints in 10 namespaces, 3 Hosts, 3 K8sVolumes, a Backup, a BackupSchedule and a Certificate: 5 restarts and 5 setting toggles delete nothing and keep every API id', async () => {
+    let current = await startAndSettle(39)
     const synced = await eventually(async () => {
       const objects = await ours()
-      return objects.length === 36 && objects.every((o) => o.status?.phase === 'Synced' && apiId(o)) ? objects : undefined
-    }, 90_000, '36 synced objects')
+      return objects.length === 39 && objects.every((o) => o.status?.phase === 'Synced' && apiId(o)) ? objects : undefined
+    }, 90_000, '39 synced objects')
     // Settled: the first pass's last status writes are in.
     await current.stop()
-    current = await startAndSettle(36)
+    current = await startAndSettle(39)
     const before = snapshot(await ours())
     assert.equal(before.length, synced.length)
     const apiBefore = {endpoints: sim.list('endpoints').length, hosts: sim.list('hosts').length, volumes: sim.list('kubernetes/volumes').length}
@@ -118,7 +146,7 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
 
     for (let restart = 0; restart < 5; restart++) {
       await current.stop()
-      current = await startAndSettle(36)
+      current = await startAndSettle(39)
     }
     for (let toggle = 0; toggle < 5; toggle++) {
       const operator = current.operator
@@ -134,7 +162,7 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     await current.stop()
 
     assert.deepEqual(snapshot(await ours()), before, 'every CR kept its uid, resourceVersion and API id')
-    const writes = sim.requests.filter((r) => ['POST', 'DELETE'].includes(r.method) && ['endpoints', 'hosts', 'kubernetes/volumes'].includes(r.resource))
+    const writes = sim.requests.filter((r) => ['POST', 'DELETE'].includes(r.method) && ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'certificates'].includes(r.resource))
     assert.deepEqual(writes.map((r) => `${r.method} ${r.path}`), [], 'no API object created or deleted')
     assert.deepEqual({endpoints: sim.list('endpoints').length, hosts: sim.list('hosts').length, volumes: sim.list('kubernetes/volumes').length}, apiBefore)
   })

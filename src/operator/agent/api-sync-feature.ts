@@ -177,7 +177,11 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     const outcome: ApiSyncOutcome = 'problem' in read
       ? {kind: 'no-token', message: read.problem}
       : await connect(read.token, object?.status?.local_cluster?.cluster_id, signal)
-    if (outcome.kind !== 'connected') session.disconnected(outcome.message)
+    // A brown-out is not a lost identity: with a workspace resolved, the sync controllers go on (each of their calls
+    // fails and backs off on its own) instead of all stopping and restarting with every failed heartbeat. No token
+    // or a rejected one does disconnect. APIConnected says what happened either way.
+    const transient = outcome.kind === 'unreachable' || outcome.kind === 'failed'
+    if (outcome.kind !== 'connected' && !(transient && session.identity)) session.disconnected(outcome.message)
     if (object) await writeStatus(manager, object, apiSyncStatus(object.status, outcome, new Date().toISOString()), signal)
     if (outcome.kind === 'connected') {
       logger.debug('heartbeat sent', {workspace: outcome.workspace.name})
