@@ -1,12 +1,12 @@
 /**
  * What `polycrate operator status` prints, as pure functions of what was listed (src/kube/resources-inventory.ts):
- * one row per object (phase, sync state and API ID, read in both the camelCase and the snake_case spelling), ages
- * like kubectl's, the OperatorConfig summary, one table per kind, the JSON/YAML document and the messages. The
- * clock and colours are passed in; no I/O here.
+ * one row per object (phase, sync state and API ID, read in both the camelCase and the snake_case spelling, and the
+ * kind's own `kubectl get` columns), ages like kubectl's, the OperatorConfig summary, one table per kind, the
+ * JSON/YAML document and the messages. The clock and colours are passed in; no I/O here.
  */
 import {Chalk, type ChalkInstance} from 'chalk'
 import {allCrds, findCrd} from '../crds/index.js'
-import type {CrdDefinition} from '../crds/define.js'
+import type {CrdDefinition, PrinterColumn} from '../crds/define.js'
 import type {Inventory, InventoryObject} from '../kube/resources-inventory.js'
 import {renderTable} from './table.js'
 
@@ -89,6 +89,11 @@ export interface ResourceRow {
   /** null for cluster-scoped kinds. */
   namespace: string | null
   name: string
+  /**
+   * The kind's own `kubectl get` columns (statusColumns), by printer column name: the raw value as text (numbers and
+   * booleans as `8080`, `true`; arrays joined with ","; a date column's timestamp as it is), null when absent.
+   */
+  columns: Record<string, string | null>
   phase: string | null
   syncStatus: string | null
   apiID: string | null
@@ -129,6 +134,67 @@ export function syncFields(def: CrdDefinition, status: unknown): {phase: string 
   }
 }
 
+// -- the kind's own columns ----------------------------------------------------------------------------------------
+
+/** The printer columns status already shows as PHASE, SYNC and API ID (read in both spellings by syncFields). */
+const GENERIC_COLUMNS = new Set(['Phase', 'Sync', 'API ID'])
+
+/**
+ * The kind's own columns, as the seeds' `kubectl get` shows them: its printer columns of priority 0 (`-o wide` ones
+ * left out), in their order, without Phase, Sync and API ID (status's generic columns).
+ */
+export function statusColumns(def: CrdDefinition): PrinterColumn[] {
+  return def.printerColumns.filter((column) => (column.priority ?? 0) === 0 && !GENERIC_COLUMNS.has(column.name))
+}
+
+/** `NOT AFTER` for Not After: a column's table header. */
+export function columnHeader(column: PrinterColumn): string {
+  return column.name.toUpperCase()
+}
+
+const SIMPLE_JSON_PATH = /^(\.[A-Za-z0-9_-]+)+$/
+
+/**
+ * The value at a simple JSONPath of the printer-column kind (`.spec.x`, `.status.a.b`): each step a field of an
+ * object. Anything else (`.items[0]`, `..x`, `{.x}`, filters, escaped dots, a field of a non-object) → undefined.
+ */
+export function readJsonPath(object: unknown, path: string): unknown {
+  if (!SIMPLE_JSON_PATH.test(path)) return undefined
+  let value: unknown = object
+  for (const key of path.slice(1).split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined
+    value = (value as Fields)[key]
+  }
+  return value
+}
+
+/**
+ * A column value as text: strings as they are, numbers and booleans as `8080` / `true`, arrays joined with "," (their
+ * objects as JSON), objects as JSON; null for absent, null, "" and [].
+ */
+export function columnValue(value: unknown): string | null {
+  if (value === undefined || value === null) return null
+  if (Array.isArray(value)) {
+    const parts = value.map((element) => columnValue(element) ?? '')
+    return parts.length > 0 ? parts.join(',') : null
+  }
+  if (typeof value === 'object') return JSON.stringify(value)
+  if (typeof value === 'string') return value.length > 0 ? value : null
+  return String(value)
+}
+
+/** A kind's own columns of one object (see ResourceRow.columns). */
+export function columnValues(def: CrdDefinition, object: InventoryObject): Record<string, string | null> {
+  return Object.fromEntries(statusColumns(def).map((column) => [column.name, columnValue(readJsonPath(object, column.jsonPath))]))
+}
+
+/** A column value as the table shows it: a date column as its age (`3d`; the text itself if it is no timestamp). */
+export function columnCell(column: PrinterColumn, value: string | null | undefined, now: number): string {
+  if (value === null || value === undefined || value === '') return '-'
+  if (column.type === 'date' && !Number.isNaN(Date.parse(value))) return formatAge(value, now)
+  return value
+}
+
 export function resourceRow(def: CrdDefinition, object: InventoryObject, now: number): ResourceRow {
   const metadata = object.metadata ?? {}
   const creationTimestamp = text(metadata.creationTimestamp) ?? null
@@ -136,6 +202,7 @@ export function resourceRow(def: CrdDefinition, object: InventoryObject, now: nu
     kind: def.kind,
     namespace: def.scope === 'Namespaced' ? metadata.namespace ?? null : null,
     name: metadata.name ?? '',
+    columns: columnValues(def, object),
     ...syncFields(def, object.status),
     age: formatAge(creationTimestamp, now),
     creationTimestamp,
@@ -228,14 +295,19 @@ export function sectionHeading(def: CrdDefinition): string {
   return `${def.kind}s`
 }
 
-/** One kind's section: heading, underline, table (NAMESPACE left out for cluster-scoped kinds). */
-export function renderKindSection(def: CrdDefinition, rows: readonly ResourceRow[], options: {colour?: boolean} = {}): string {
+/**
+ * One kind's section: heading, underline, table (NAMESPACE left out for cluster-scoped kinds) with the kind's own
+ * columns (statusColumns) between NAME and PHASE; `now` turns their dates into ages.
+ */
+export function renderKindSection(def: CrdDefinition, rows: readonly ResourceRow[], options: {now: number; colour?: boolean}): string {
   const paint = new Chalk({level: options.colour ? 1 : 0})
   const namespaced = def.scope === 'Namespaced'
-  const headers = [...(namespaced ? ['NAMESPACE'] : []), 'NAME', 'PHASE', 'SYNC', 'API ID', 'AGE']
+  const own = statusColumns(def)
+  const headers = [...(namespaced ? ['NAMESPACE'] : []), 'NAME', ...own.map(columnHeader), 'PHASE', 'SYNC', 'API ID', 'AGE']
   const cells = rows.map((row) => [
     ...(namespaced ? [dash(row.namespace)] : []),
     row.name,
+    ...own.map((column) => columnCell(column, row.columns[column.name], options.now)),
     paintState(paint, dash(row.phase)),
     paintState(paint, dash(row.syncStatus)),
     dash(row.apiID),

@@ -4,6 +4,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {runCommand} from '@oclif/test'
+import type {StatusReport} from '../../src/cli/status-view.js'
 import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
 
@@ -54,8 +55,24 @@ describe('polycrate operator status (without a cluster)', () => {
   })
 
   describe('against an API server without (some of) the CRDs', () => {
-    /** Plurals whose list answers 404 ('*': all); the others answer one object each for endpoints, none otherwise. */
+    /** Plurals whose list answers 404 ('*': all); the others answer their objects below, none for other kinds. */
     let missing = new Set<string>()
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString()
+    const completedAt = hoursAgo(26)
+    const objects: Record<string, unknown[]> = {
+      endpoints: [{metadata: {name: 'app-example-com', namespace: 'prod', creationTimestamp: hoursAgo(2)},
+        spec: {remoteAddress: 'app.example.com', remotePort: 443, path: '/healthz'},
+        status: {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}}],
+      certificates: [{metadata: {name: 'app-tls', namespace: 'prod', creationTimestamp: hoursAgo(3)},
+        spec: {name: 'app-tls', secret_name: 'app-tls', issuer_name: 'letsencrypt', is_ready: true, certificate_status: 'ready'},
+        status: {phase: 'Synced', sync_status: 'synced', api_id: 'cert-1'}}],
+      backups: [{metadata: {name: 'daily', namespace: 'velero', creationTimestamp: hoursAgo(27)},
+        spec: {name: 'daily', provider: 'velero', kind: 'cluster', status: 'completed', completed_at: completedAt},
+        status: {phase: 'Synced', sync_status: 'synced', api_id: 'b-1'}}],
+      artifacts: [{metadata: {name: 'nginx-1-25-3', creationTimestamp: hoursAgo(5)},
+        spec: {image: 'docker.io/library/nginx:1.25.3', registry: 'docker.io', repository: 'library/nginx', tag: '1.25.3', usage: {pod_count: 2}},
+        status: {phase: 'Synced', api_id: 'a-1'}}],
+    }
     let server: http.Server
     let kubeconfig: string
     before(async () => {
@@ -67,10 +84,7 @@ describe('polycrate operator status (without a cluster)', () => {
           response.end(JSON.stringify({kind: 'Status', status: 'Failure', reason: 'NotFound', message: 'the server could not find the requested resource', code: 404}))
           return
         }
-        const items = plural === 'endpoints'
-          ? [{metadata: {name: 'app-example-com', namespace: 'prod', creationTimestamp: new Date(Date.now() - 2 * 3600_000).toISOString()},
-            status: {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}}]
-          : []
+        const items = objects[plural] ?? []
         response.end(JSON.stringify({kind: 'List', metadata: {}, items}))
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -97,7 +111,38 @@ describe('polycrate operator status (without a cluster)', () => {
         'Warning: The CRDs of Artifact, Organization are not installed in this cluster, so they are left out: ' +
         'run `polycrate operator install-crds`.\n')
       assert.match(stdout, /^No OperatorConfig found: the operator runs with the defaults \(create polycrate\/default to configure it\)\.$/m)
-      assert.match(stdout, /^Endpoints\n---------\n {2}NAMESPACE +NAME +PHASE +SYNC +API ID +AGE\n {2}prod +app-example-com +Synced +synced +ep-1 +2h$/m)
+      assert.match(stdout,
+        /^Endpoints\n---------\n {2}NAMESPACE +NAME +HOST +PORT +PATH +PHASE +SYNC +API ID +AGE\n {2}prod +app-example-com +app\.example\.com +443 +\/healthz +Synced +synced +ep-1 +2h$/m)
+      assert.doesNotMatch(stdout, /^Artifacts$/m)
+    })
+
+    it('each kind\'s table has its kubectl get columns: Certificate, Backup (Completed as an age), the cluster-scoped Artifact', async () => {
+      missing = new Set()
+      const {stdout, stderr, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig])
+      assert.equal(error, undefined, error?.message)
+      assert.equal(stderr, '')
+      assert.match(stdout,
+        /^Certificates\n-+\n {2}NAMESPACE +NAME +ISSUER +READY +STATUS +PHASE +SYNC +API ID +AGE\n {2}prod +app-tls +letsencrypt +true +ready +Synced +synced +cert-1 +3h$/m)
+      assert.match(stdout,
+        /^Backups\n-+\n {2}NAMESPACE +NAME +PROVIDER +KIND +STATUS +COMPLETED +PHASE +SYNC +API ID +AGE\n {2}velero +daily +velero +cluster +completed +1d +Synced +synced +b-1 +1d$/m)
+      assert.match(stdout,
+        /^Artifacts\n-+\n {2}NAME +REGISTRY +REPOSITORY +TAG +PODS +PHASE +SYNC +API ID +AGE\n {2}nginx-1-25-3 +docker\.io +library\/nginx +1\.25\.3 +2 +Synced +- +a-1 +5h$/m)
+    })
+
+    it('-o json carries each row\'s columns: raw values by printer column name, the date as its timestamp', async () => {
+      missing = new Set()
+      const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig, '-o', 'json'])
+      assert.equal(error, undefined, error?.message)
+      const report = JSON.parse(stdout) as StatusReport
+      const columns = Object.fromEntries(report.resources.map((row) => [row.kind, row.columns]))
+      assert.deepEqual(columns, {
+        Endpoint: {Host: 'app.example.com', Port: '443', Path: '/healthz'},
+        Backup: {Provider: 'velero', Kind: 'cluster', Status: 'completed', Completed: completedAt},
+        Certificate: {Issuer: 'letsencrypt', Ready: 'true', Status: 'ready'},
+        Artifact: {Registry: 'docker.io', Repository: 'library/nginx', Tag: '1.25.3', Pods: '2'},
+      })
+      const endpoint = report.resources.find((row) => row.kind === 'Endpoint')!
+      assert.deepEqual(Object.keys(endpoint), ['kind', 'namespace', 'name', 'columns', 'phase', 'syncStatus', 'apiID', 'age', 'creationTimestamp'])
     })
   })
 

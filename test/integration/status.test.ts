@@ -25,9 +25,13 @@ async function createWithStatus(client: KubeClient, kind: string, namespace: str
 const find = (report: StatusReport, kind: string, name: string): ResourceRow | undefined =>
   report.resources.find((row) => row.kind === kind && row.name === name)
 
+/** A timestamp as Kubernetes writes them (whole seconds), `hours` ago. */
+const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString().replace(/\.\d+Z$/, 'Z')
+
 describe('polycrate operator status on a real kube-apiserver', () => {
   let client: KubeClient
   let ns: string
+  const completedAt = hoursAgo(50)
   let kubeconfig: string
   const status = (...args: string[]) => runCommand(['operator', 'status', '--kubeconfig', kubeconfig, ...args])
 
@@ -36,11 +40,16 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     client = adminClient()
     kubeconfig = controlPlane().kubeconfigPath
     ns = await freshNamespace(client, 'status')
-    await createWithStatus(client, 'Endpoint', ns, 'app-example-com', {remoteAddress: 'app.example.com'},
+    await createWithStatus(client, 'Endpoint', ns, 'app-example-com', {remoteAddress: 'app.example.com', remotePort: 443},
       {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-123'})
     await createWithStatus(client, 'K8sApp', ns, 'web', {block: {name: 'web'}},
       {phase: 'Error', sync_status: 'error', api_id: 'app-456', message: 'API answered 500'})
     await createWithStatus(client, 'Host', ns, 'node-1', {name: 'node-1', hostname: 'node-1'})
+    await createWithStatus(client, 'Certificate', ns, 'app-tls',
+      {name: 'app-tls', secret_name: 'app-tls', issuer_name: 'letsencrypt', is_ready: true, certificate_status: 'ready', not_after: hoursAgo(-24 * 60)},
+      {phase: 'Synced', sync_status: 'synced', api_id: 'cert-7'})
+    await createWithStatus(client, 'Backup', ns, 'daily', {name: 'daily', provider: 'velero', kind: 'cluster', status: 'completed', completed_at: completedAt},
+      {phase: 'Synced', sync_status: 'synced', api_id: 'b-9'})
     await createWithStatus(client, 'OperatorConfig', ns, 'default', {api_sync: {enabled: true, api_url: 'https://api.example'}}, {
       phase: 'Ready',
       conditions: [
@@ -72,12 +81,20 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     assert.match(stdout, /^ {4}endpoint-discovery +yes +-$/m)
     assert.match(stdout, /^ {4}backup-discovery +no +CRDMissing$/m)
 
-    assert.match(stdout, /^Endpoints\n---------\n {2}NAMESPACE +NAME +PHASE +SYNC +API ID +AGE$/m)
-    assert.match(stdout, new RegExp(`^ {2}${ns} +app-example-com +Synced +synced +ep-123 +\\d+[sm]$`, 'm'))
-    assert.match(stdout, new RegExp(`^ {2}${ns} +web +Error +error +app-456 +\\d+[sm]$`, 'm'))
-    assert.match(stdout, new RegExp(`^ {2}${ns} +node-1 +- +- +- +\\d+[sm]$`, 'm'))
+    // each kind's table has its kubectl get columns between NAME and PHASE
+    const section = (heading: string, header: string, row: string) =>
+      assert.match(stdout, new RegExp(`^${heading}\\n-+\\n {2}${header}\\n {2}${row}$`, 'm'), heading)
+    section('OperatorConfigs', 'NAMESPACE +NAME +API SYNC +WORKSPACE +PHASE +SYNC +API ID +AGE', `${ns} +default +true +acme-prod +Ready +- +- +\\d+[sm]`)
+    section('Endpoints', 'NAMESPACE +NAME +HOST +PORT +PATH +PHASE +SYNC +API ID +AGE',
+      `${ns} +app-example-com +app\\.example\\.com +443 +- +Synced +synced +ep-123 +\\d+[sm]`)
+    section('Hosts', 'NAMESPACE +NAME +HOSTNAME +IPV4 +ROLE +CPU +PHASE +SYNC +API ID +AGE', `${ns} +node-1 +node-1 +- +- +- +- +- +- +\\d+[sm]`)
+    section('K8sApps', 'NAMESPACE +NAME +BLOCK +VERSION +ARTIFACTS +PHASE +SYNC +API ID +AGE', `${ns} +web +web +- +- +Error +error +app-456 +\\d+[sm]`)
+    section('Backups', 'NAMESPACE +NAME +PROVIDER +KIND +STATUS +COMPLETED +PHASE +SYNC +API ID +AGE',
+      `${ns} +daily +velero +cluster +completed +2d +Synced +synced +b-9 +\\d+[sm]`)
+    section('Certificates', 'NAMESPACE +NAME +ISSUER +READY +STATUS +PHASE +SYNC +API ID +AGE',
+      `${ns} +app-tls +letsencrypt +true +ready +Synced +synced +cert-7 +\\d+[sm]`)
     // sections in the order of allCrds; the cluster-scoped Artifacts are not part of a namespace's status
-    const order = ['OperatorConfigs', 'Endpoints', 'Hosts', 'K8sApps'].map((heading) => lines.indexOf(heading))
+    const order = ['OperatorConfigs', 'Endpoints', 'Hosts', 'K8sApps', 'Backups', 'Certificates'].map((heading) => lines.indexOf(heading))
     assert.ok(order.every((index, i) => index > 0 && (i === 0 || index > order[i - 1]!)), `section order ${order}`)
     assert.equal(lines.includes('Artifacts'), false)
     assert.equal(lines.includes('K8sClusters'), false, 'kinds without objects are left out')
@@ -99,8 +116,8 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     const endpoint = find(report, 'Endpoint', 'app-example-com')
     assert.ok(endpoint)
     assert.deepEqual({...endpoint, age: undefined, creationTimestamp: undefined}, {
-      kind: 'Endpoint', namespace: ns, name: 'app-example-com', phase: 'Synced', syncStatus: 'synced', apiID: 'ep-123',
-      age: undefined, creationTimestamp: undefined,
+      kind: 'Endpoint', namespace: ns, name: 'app-example-com', columns: {Host: 'app.example.com', Port: '443', Path: null},
+      phase: 'Synced', syncStatus: 'synced', apiID: 'ep-123', age: undefined, creationTimestamp: undefined,
     })
     assert.match(endpoint.age, /^\d+[sm]$/)
     assert.ok(!Number.isNaN(Date.parse(endpoint.creationTimestamp!)))
@@ -108,7 +125,11 @@ describe('polycrate operator status on a real kube-apiserver', () => {
       (({phase, syncStatus, apiID}) => ({phase, syncStatus, apiID}))(find(report, 'K8sApp', 'web')!),
       {phase: 'Error', syncStatus: 'error', apiID: 'app-456'})
     assert.deepEqual(find(report, 'Host', 'node-1')?.apiID, null)
-    assert.deepEqual(report.resources.map((r) => r.kind), ['OperatorConfig', 'Endpoint', 'Host', 'K8sApp'])
+    // the kind's columns as raw values: booleans and numbers as text, a date as its timestamp
+    assert.deepEqual(find(report, 'Certificate', 'app-tls')?.columns, {Issuer: 'letsencrypt', Ready: 'true', Status: 'ready'})
+    assert.deepEqual(find(report, 'Backup', 'daily')?.columns, {Provider: 'velero', Kind: 'cluster', Status: 'completed', Completed: completedAt})
+    assert.deepEqual(find(report, 'OperatorConfig', 'default')?.columns, {'API Sync': 'true', Workspace: 'acme-prod'})
+    assert.deepEqual(report.resources.map((r) => r.kind), ['OperatorConfig', 'Endpoint', 'Host', 'K8sApp', 'Backup', 'Certificate'])
 
     const withoutAge = (r: StatusReport) => ({...r, resources: r.resources.map((row) => ({...row, age: ''}))})
     const fromYaml = await status('--namespace', ns, '-o', 'yaml')

@@ -16,17 +16,22 @@ import {
   type ListingClient,
 } from '../../src/kube/resources-inventory.js'
 import {
+  columnCell,
+  columnValue,
+  columnValues,
   CRDS_MISSING,
   formatAge,
   missingKindsWarning,
   NO_OPERATOR_CONFIG,
   NO_RESOURCES,
   operatorConfigDocument,
+  readJsonPath,
   renderKindSection,
   renderOperatorConfig,
   renderStatus,
   resourceRow,
   selectKinds,
+  statusColumns,
   statusReport,
   syncFields,
   unknownKindMessage,
@@ -47,11 +52,11 @@ const kind = (name: string): CrdDefinition => {
   return def
 }
 
-function object(namespace: string | undefined, name: string, status?: unknown, age = 5 * MINUTE): InventoryObject {
+function object(namespace: string | undefined, name: string, status?: unknown, age = 5 * MINUTE, spec: unknown = {}): InventoryObject {
   return {
     apiVersion: 'polycrate.io/v1alpha1',
     metadata: {name, ...(namespace ? {namespace} : {}), creationTimestamp: ago(age)},
-    spec: {},
+    spec,
     ...(status === undefined ? {} : {status}),
   }
 }
@@ -114,13 +119,128 @@ describe('status view', () => {
     }
   })
 
-  describe('resourceRow', () => {
-    it('a namespaced object: namespace, name, age and the raw creationTimestamp', () => {
-      const item = object('prod', 'app-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 3 * HOUR)
-      assert.deepEqual(resourceRow(endpointCrd, item, NOW), {
-        kind: 'Endpoint', namespace: 'prod', name: 'app-example-com', phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1',
-        age: '3h', creationTimestamp: ago(3 * HOUR),
+  describe('the kind\'s own columns', () => {
+    describe('readJsonPath: only the .a.b.c form', () => {
+      const doc = {
+        spec: {host: 'a.example.com', port: 443, tls: false, empty: '', none: null, list: ['a', 'b'], block: {name: 'web', meta: {v: '1'}}},
+        status: {phase: 'Ready'},
+      }
+      const cases: Array<[string, unknown, string, unknown]> = [
+        ['a field', doc, '.spec.host', 'a.example.com'],
+        ['a number', doc, '.spec.port', 443],
+        ['false is a value', doc, '.spec.tls', false],
+        ['"" as it is', doc, '.spec.empty', ''],
+        ['null as it is', doc, '.spec.none', null],
+        ['an array', doc, '.spec.list', ['a', 'b']],
+        ['nested', doc, '.spec.block.name', 'web'],
+        ['three deep', doc, '.spec.block.meta.v', '1'],
+        ['an object', doc, '.status', {phase: 'Ready'}],
+        ['snake_case and dashes in names', {spec: {pod_count: 2, 'a-b': 3}}, '.spec.pod_count', 2],
+        ['a missing field', doc, '.spec.path', undefined],
+        ['below a missing field', doc, '.spec.source.name', undefined],
+        ['below a string', doc, '.spec.host.length', undefined],
+        ['below null', doc, '.spec.none.x', undefined],
+        ['into an array by name', doc, '.spec.list.length', undefined],
+        ['inherited properties are no fields', doc, '.spec.toString', undefined],
+        ['no object at all', undefined, '.spec', undefined],
+        ['an index', doc, '.spec.list[0]', undefined],
+        ['braces', doc, '{.spec.host}', undefined],
+        ['recursive descent', doc, '..host', undefined],
+        ['no leading dot', doc, 'spec.host', undefined],
+        ['a trailing dot', doc, '.spec.', undefined],
+        ['the root', doc, '.', undefined],
+        ['empty', doc, '', undefined],
+        ['a filter', doc, '.spec[?(@.host)]', undefined],
+        ['an escaped dot', {metadata: {labels: {'a.b': 'x'}}}, '.metadata.labels.a\\.b', undefined],
+      ]
+      for (const [title, value, path, expected] of cases) {
+        it(`${title}: ${JSON.stringify(path)}`, () => assert.deepEqual(readJsonPath(value, path), expected))
+      }
+    })
+
+    describe('columnValue', () => {
+      const cases: Array<[string, unknown, string | null]> = [
+        ['a string', 'velero', 'velero'],
+        ['a number', 8080, '8080'],
+        ['zero', 0, '0'],
+        ['true', true, 'true'],
+        ['false', false, 'false'],
+        ['an array joined with ","', ['a.example.com', 'b.example.com', 3, true], 'a.example.com,b.example.com,3,true'],
+        ['objects in an array as JSON', [{name: 'web'}], '{"name":"web"}'],
+        ['an object as JSON', {a: 1}, '{"a":1}'],
+        ['absent', undefined, null],
+        ['null', null, null],
+        ['""', '', null],
+        ['[]', [], null],
+      ]
+      for (const [title, value, expected] of cases) {
+        it(`${title} → ${JSON.stringify(expected)}`, () => assert.equal(columnValue(value), expected))
+      }
+    })
+
+    describe('columnCell', () => {
+      const date = {name: 'Completed', type: 'date', jsonPath: '.spec.completed_at'} as const
+      const string = {name: 'Provider', type: 'string', jsonPath: '.spec.provider'} as const
+      const cases: Array<[string, typeof date | typeof string, string | null | undefined, string]> = [
+        ['a date as its age', date, ago(3 * DAY + HOUR), '3d'],
+        ['a date a second old', date, ago(SECOND), '1s'],
+        ['a date column with no timestamp in it shows the text', date, 'soon', 'soon'],
+        ['a string as it is', string, '2026-05-01T00:00:00Z', '2026-05-01T00:00:00Z'],
+        ['null', date, null, '-'],
+        ['absent', string, undefined, '-'],
+      ]
+      for (const [title, column, value, expected] of cases) {
+        it(`${title} → ${expected}`, () => assert.equal(columnCell(column, value, NOW), expected))
+      }
+    })
+
+    it('the priority-0 printer columns but Phase, Sync and API ID, in order, for every kind', () => {
+      const columns = Object.fromEntries(allCrds.map((def) => [def.kind, statusColumns(def).map((column) => column.name)]))
+      assert.deepEqual(columns, {
+        OperatorConfig: ['API Sync', 'Workspace'],
+        K8sCluster: ['API Server', 'Version'],
+        Endpoint: ['Host', 'Port', 'Path'],
+        K8sApp: ['Block', 'Version', 'Artifacts'],
+        Host: ['Hostname', 'IPv4', 'Role', 'CPU'],
+        K8sVolume: ['Capacity', 'Storage Class', 'Claim', 'PV Phase'],
+        S3Bucket: ['Bucket', 'Region', 'Secret'],
+        Organization: ['Display Name', 'Slug'],
+        Artifact: ['Registry', 'Repository', 'Tag', 'Pods'],
+        Backup: ['Provider', 'Kind', 'Status', 'Completed'],
+        BackupSchedule: ['Provider', 'Schedule', 'Paused', 'Last Backup'],
+        Certificate: ['Issuer', 'Ready', 'Status'],
       })
+    })
+
+    it('every kind\'s printer columns are of the .a.b.c form, so status can read them', () => {
+      for (const def of allCrds) {
+        for (const column of def.printerColumns) assert.match(column.jsonPath, /^(\.[A-Za-z0-9_-]+)+$/, `${def.kind} ${column.name}`)
+      }
+    })
+
+    it('columnValues: by printer column name, null when absent', () => {
+      assert.deepEqual(columnValues(kind('K8sApp'), object('prod', 'web', {artifact_count: 4}, MINUTE, {block: {name: 'nginx', version: '1.2.0'}})),
+        {Block: 'nginx', Version: '1.2.0', Artifacts: '4'})
+      assert.deepEqual(columnValues(kind('Host'), {metadata: {name: 'node-1'}}), {Hostname: null, IPv4: null, Role: null, CPU: null})
+    })
+  })
+
+  describe('resourceRow', () => {
+    it('a namespaced object: namespace, name, the kind\'s columns, age and the raw creationTimestamp', () => {
+      const item = object('prod', 'app-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 3 * HOUR,
+        {remoteAddress: 'app.example.com', remotePort: 443})
+      assert.deepEqual(resourceRow(endpointCrd, item, NOW), {
+        kind: 'Endpoint', namespace: 'prod', name: 'app-example-com',
+        columns: {Host: 'app.example.com', Port: '443', Path: null},
+        phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1', age: '3h', creationTimestamp: ago(3 * HOUR),
+      })
+    })
+    it('date columns keep the raw timestamp; booleans and numbers as text', () => {
+      const completed = ago(3 * DAY)
+      assert.deepEqual(resourceRow(kind('Backup'), object('velero', 'daily', {}, DAY, {provider: 'velero', completed_at: completed}), NOW).columns,
+        {Provider: 'velero', Kind: null, Status: null, Completed: completed})
+      assert.deepEqual(resourceRow(kind('Certificate'), object('prod', 'tls', {}, DAY, {is_ready: false}), NOW).columns,
+        {Issuer: null, Ready: 'false', Status: null})
     })
     it('the cluster-scoped Artifact has namespace null', () => {
       const row = resourceRow(kind('Artifact'), object(undefined, 'nginx-1-25', {phase: 'Synced'}), NOW)
@@ -159,32 +279,82 @@ describe('status view', () => {
 
   describe('sections', () => {
     const rows: ResourceRow[] = [
-      resourceRow(endpointCrd, object('prod', 'app-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 3 * DAY), NOW),
-      resourceRow(endpointCrd, object('dev', 'dev-example-com', {phase: 'Pending'}, 45 * SECOND), NOW),
+      resourceRow(endpointCrd, object('prod', 'app-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 3 * DAY,
+        {remoteAddress: 'app.example.com', remotePort: 443, path: '/healthz'}), NOW),
+      resourceRow(endpointCrd, object('dev', 'dev-example-com', {phase: 'Pending'}, 45 * SECOND, {remoteAddress: 'dev.example.com'}), NOW),
       resourceRow(endpointCrd, object('prod', 'broken-example-com', {phase: 'Error', syncStatus: 'error'}, 2 * HOUR), NOW),
     ]
 
-    it('a namespaced kind: heading, underline, table with NAMESPACE; "-" for missing values', () => {
-      assert.equal(renderKindSection(endpointCrd, rows), [
+    it('a namespaced kind: heading, underline, table with NAMESPACE and the kind\'s columns; "-" for missing values', () => {
+      assert.equal(renderKindSection(endpointCrd, rows, {now: NOW}), [
         'Endpoints',
         '---------',
-        '  NAMESPACE   NAME                 PHASE     SYNC     API ID   AGE',
-        '  prod        app-example-com      Synced    synced   ep-1     3d',
-        '  dev         dev-example-com      Pending   -        -        45s',
-        '  prod        broken-example-com   Error     error    -        2h',
+        '  NAMESPACE   NAME                 HOST              PORT   PATH       PHASE     SYNC     API ID   AGE',
+        '  prod        app-example-com      app.example.com   443    /healthz   Synced    synced   ep-1     3d',
+        '  dev         dev-example-com      dev.example.com   -      -          Pending   -        -        45s',
+        '  prod        broken-example-com   -                 -      -          Error     error    -        2h',
       ].join('\n'))
     })
 
-    it('the cluster-scoped Artifact has no NAMESPACE column', () => {
+    it('the cluster-scoped Artifact has no NAMESPACE column; its columns are Registry, Repository, Tag, Pods', () => {
       const artifact = kind('Artifact')
-      const text = renderKindSection(artifact, [resourceRow(artifact, object(undefined, 'nginx', {phase: 'Synced', api_id: 'a-1'}, 10 * MINUTE), NOW)])
-      assert.equal(text, ['Artifacts', '---------', '  NAME    PHASE    SYNC   API ID   AGE', '  nginx   Synced   -      a-1      10m'].join('\n'))
+      const rows = [
+        resourceRow(artifact, object(undefined, 'nginx', {phase: 'Synced', api_id: 'a-1'}, 10 * MINUTE,
+          {image: 'docker.io/library/nginx:1.25.3', registry: 'docker.io', repository: 'library/nginx', tag: '1.25.3', usage: {pod_count: 3}}), NOW),
+        resourceRow(artifact, object(undefined, 'redis', {phase: 'Pending'}, 2 * DAY, {image: 'redis', usage: {pod_count: 0}}), NOW),
+      ]
+      assert.equal(rows[0]!.namespace, null)
+      assert.deepEqual(rows[1]!.columns, {Registry: null, Repository: null, Tag: null, Pods: '0'})
+      assert.equal(renderKindSection(artifact, rows, {now: NOW}), [
+        'Artifacts',
+        '---------',
+        '  NAME    REGISTRY    REPOSITORY      TAG      PODS   PHASE     SYNC   API ID   AGE',
+        '  nginx   docker.io   library/nginx   1.25.3   3      Synced    -      a-1      10m',
+        '  redis   -           -               -        0      Pending   -      -        2d',
+      ].join('\n'))
+    })
+
+    it('Certificate: Issuer, Ready, Status; its Sync column is SYNC, Not After (wide only) is left out', () => {
+      const certificate = kind('Certificate')
+      const rows = [
+        resourceRow(certificate, object('prod', 'app-tls', {phase: 'Synced', sync_status: 'synced', api_id: 'cert-1'}, 20 * DAY,
+          {name: 'app-tls', secret_name: 'app-tls', issuer_name: 'letsencrypt', is_ready: true, certificate_status: 'ready', not_after: ago(-60 * DAY)}), NOW),
+        resourceRow(certificate, object('prod', 'api-tls', {phase: 'Pending', sync_status: 'pending'}, 5 * MINUTE,
+          {name: 'api-tls', secret_name: 'api-tls', issuer_name: 'letsencrypt', is_ready: false, certificate_status: 'pending'}), NOW),
+        resourceRow(certificate, object('dev', 'new-tls', undefined, 30 * SECOND, {name: 'new-tls', secret_name: 'new-tls'}), NOW),
+      ]
+      assert.equal(renderKindSection(certificate, rows, {now: NOW}), [
+        'Certificates',
+        '------------',
+        '  NAMESPACE   NAME      ISSUER        READY   STATUS    PHASE     SYNC      API ID   AGE',
+        '  prod        app-tls   letsencrypt   true    ready     Synced    synced    cert-1   20d',
+        '  prod        api-tls   letsencrypt   false   pending   Pending   pending   -        5m',
+        '  dev         new-tls   -             -       -         -         -         -        30s',
+      ].join('\n'))
+    })
+
+    it('Backup: Provider, Kind, Status, Completed (an age like AGE)', () => {
+      const backup = kind('Backup')
+      const rows = [
+        resourceRow(backup, object('velero', 'daily-20260501', {phase: 'Synced', sync_status: 'synced', api_id: 'b-1'}, 3 * DAY,
+          {name: 'daily-20260501', provider: 'velero', kind: 'cluster', status: 'completed', completed_at: ago(3 * DAY - 20 * MINUTE)}), NOW),
+        resourceRow(backup, object('db', 'pg-base', {phase: 'Pending'}, 90 * SECOND,
+          {name: 'pg-base', provider: 'cloudnativepg', kind: 'database', status: 'running'}), NOW),
+      ]
+      assert.equal(rows[0]!.columns.Completed, ago(3 * DAY - 20 * MINUTE), 'the raw timestamp in the row')
+      assert.equal(renderKindSection(backup, rows, {now: NOW}), [
+        'Backups',
+        '-------',
+        '  NAMESPACE   NAME             PROVIDER        KIND       STATUS      COMPLETED   PHASE     SYNC     API ID   AGE',
+        '  velero      daily-20260501   velero          cluster    completed   2d          Synced    synced   b-1      3d',
+        '  db          pg-base          cloudnativepg   database   running     -           Pending   -        -        1m',
+      ].join('\n'))
     })
 
     it('no escape codes without colour; with colour Ready/Synced green, Error/Failed red, Pending yellow', () => {
       // eslint-disable-next-line no-control-regex
-      assert.doesNotMatch(renderKindSection(endpointCrd, rows, {colour: false}), /\x1b\[/)
-      const coloured = renderKindSection(endpointCrd, rows, {colour: true})
+      assert.doesNotMatch(renderKindSection(endpointCrd, rows, {now: NOW, colour: false}), /\x1b\[/)
+      const coloured = renderKindSection(endpointCrd, rows, {now: NOW, colour: true})
       assert.ok(coloured.includes('\x1b[32mSynced\x1b[39m'), 'Synced green')
       assert.ok(coloured.includes('\x1b[32msynced\x1b[39m'), 'synced green')
       assert.ok(coloured.includes('\x1b[31mError\x1b[39m'), 'Error red')
@@ -192,7 +362,7 @@ describe('status view', () => {
       assert.ok(!coloured.includes('\x1b[33m-'), 'no colour on "-"')
       // the table still lines up: columns are measured without the escape codes
       // eslint-disable-next-line no-control-regex
-      assert.equal(coloured.replace(/\x1b\[\d+m/g, ''), renderKindSection(endpointCrd, rows))
+      assert.equal(coloured.replace(/\x1b\[\d+m/g, ''), renderKindSection(endpointCrd, rows, {now: NOW}))
     })
   })
 
@@ -301,18 +471,20 @@ describe('status view', () => {
     })
 
     it('kinds in allCrds order, rows by namespace and name, kinds without objects left out', () => {
-      const oc = {metadata: {name: 'default', namespace: 'polycrate', creationTimestamp: ago(DAY)}, spec: {}, status: {phase: 'Ready'}}
+      const oc = {metadata: {name: 'default', namespace: 'polycrate', creationTimestamp: ago(DAY)}, spec: {api_sync: {enabled: false}}, status: {phase: 'Ready'}}
       const report = statusReport('https://k8s', {
         operatorConfigs: [oc],
         listings: [
           {def: kind('OperatorConfig'), items: [oc]},
-          {def: kind('K8sCluster'), items: [object('polycrate', 'production-cluster', {phase: 'Ready', syncStatus: 'synced', apiID: 'c-1'}, 2 * DAY)]},
+          {def: kind('K8sCluster'), items: [object('polycrate', 'production-cluster',
+            {phase: 'Ready', syncStatus: 'synced', apiID: 'c-1', kubernetesVersion: 'v1.31.2'}, 2 * DAY, {apiServer: 'https://prod.example:6443'})]},
           {def: kind('K8sApp'), items: [
-            object('prod', 'web', {phase: 'Synced', sync_status: 'synced', api_id: 'app-2'}, 90 * SECOND),
+            object('prod', 'web', {phase: 'Synced', sync_status: 'synced', api_id: 'app-2', artifact_count: 2}, 90 * SECOND, {block: {name: 'web', version: '1.4.0'}}),
             object('dev', 'web', {phase: 'Failed', sync_status: 'error'}, 10 * HOUR),
           ]},
           {def: kind('Host'), items: []},
-          {def: endpointCrd, items: [object('prod', 'a-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 4 * MINUTE)]},
+          {def: endpointCrd, items: [object('prod', 'a-example-com', {phase: 'Synced', syncStatus: 'synced', apiID: 'ep-1'}, 4 * MINUTE,
+            {remoteAddress: 'a.example.com', remotePort: 443})]},
         ],
       }, NOW)
       assert.deepEqual(report.resources.map((r) => `${r.kind} ${r.namespace}/${r.name}`), [
@@ -334,24 +506,24 @@ describe('status view', () => {
         '',
         'OperatorConfigs',
         '---------------',
-        '  NAMESPACE   NAME      PHASE   SYNC   API ID   AGE',
-        '  polycrate   default   Ready   -      -        1d',
+        '  NAMESPACE   NAME      API SYNC   WORKSPACE   PHASE   SYNC   API ID   AGE',
+        '  polycrate   default   false      -           Ready   -      -        1d',
         '',
         'K8sClusters',
         '-----------',
-        '  NAMESPACE   NAME                 PHASE   SYNC     API ID   AGE',
-        '  polycrate   production-cluster   Ready   synced   c-1      2d',
+        '  NAMESPACE   NAME                 API SERVER                  VERSION   PHASE   SYNC     API ID   AGE',
+        '  polycrate   production-cluster   https://prod.example:6443   v1.31.2   Ready   synced   c-1      2d',
         '',
         'Endpoints',
         '---------',
-        '  NAMESPACE   NAME            PHASE    SYNC     API ID   AGE',
-        '  prod        a-example-com   Synced   synced   ep-1     4m',
+        '  NAMESPACE   NAME            HOST            PORT   PATH   PHASE    SYNC     API ID   AGE',
+        '  prod        a-example-com   a.example.com   443    -      Synced   synced   ep-1     4m',
         '',
         'K8sApps',
         '-------',
-        '  NAMESPACE   NAME   PHASE    SYNC     API ID   AGE',
-        '  dev         web    Failed   error    -        10h',
-        '  prod        web    Synced   synced   app-2    1m',
+        '  NAMESPACE   NAME   BLOCK   VERSION   ARTIFACTS   PHASE    SYNC     API ID   AGE',
+        '  dev         web    -       -         -           Failed   error    -        10h',
+        '  prod        web    web     1.4.0     2           Synced   synced   app-2    1m',
       ].join('\n'))
     })
 

@@ -23,11 +23,13 @@ export default class Status extends JsonAwareCommand {
 
   static override description =
     'Lists the polycrate.io objects of every kind (in the order of `polycrate operator crds --list`), one table per ' +
-    'kind with NAMESPACE, NAME, PHASE, SYNC (status.syncStatus / status.sync_status), API ID (status.apiID / ' +
-    'status.api_id) and AGE; kinds without objects are left out. Before them, the OperatorConfig: its phase, the ' +
-    'workspace and organization resolved from the agent token, the local cluster, its conditions and controllers.\n\n' +
-    '-o json / -o yaml (or --json) print one document: {cluster, operatorConfigs, resources}. With --namespace only ' +
-    'that namespace is read, and the cluster-scoped Artifacts are left out unless asked for with --kind.'
+    'kind with NAMESPACE, NAME, the kind\'s own `kubectl get` columns (e.g. ISSUER, READY, STATUS for Certificates; ' +
+    'dates as ages), PHASE, SYNC (status.syncStatus / status.sync_status), API ID (status.apiID / status.api_id) and ' +
+    'AGE; kinds without objects are left out. Before them, the OperatorConfig: its phase, the workspace and ' +
+    'organization resolved from the agent token, the local cluster, its conditions and controllers.\n\n' +
+    '-o json / -o yaml (or --json) print one document: {cluster, operatorConfigs, resources}; each resource carries ' +
+    'its kind\'s columns as `columns` (raw values, dates as timestamps). With --namespace only that namespace is ' +
+    'read, and the cluster-scoped Artifacts are left out unless asked for with --kind.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
