@@ -53,6 +53,8 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   const secretRef = credentialsSecret(config)
   const apiUrl = config.api_sync.api_url
   const startedAt = new Date()
+  /** How often a failed heartbeat is tried again: its interval, at most 30 s. */
+  const retrySeconds = Math.min(config.api_sync.sync_interval_seconds, 30)
   const builder = manager.controller('api-sync')
   // Only the token Secret, and the OperatorConfig's spec changes: both come to the one key.
   const secrets = builder.watches<SecretObject>({
@@ -161,10 +163,10 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
         return {kind: 'rejected', message: `The Polycrate API at ${apiUrl} rejected the agent token from Secret ${namespace}/${secretRef.secret_name} (${error.status}${error.forbidden ? ' Forbidden' : ' Unauthorized'}): create a new API token for the cluster's workspace and update the Secret.`}
       }
       if (error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429))) {
-        return {kind: 'unreachable', message: `Cannot reach the Polycrate API at ${apiUrl}: ${error.message}. Retrying with backoff.`}
+        return {kind: 'unreachable', message: `Cannot reach the Polycrate API at ${apiUrl}: ${error.message}. Retrying every ${retrySeconds} s.`}
       }
       if (error instanceof ApiError) {
-        return {kind: 'failed', message: `The Polycrate API at ${apiUrl} refused a request of the operator: ${error.message}. Retrying with backoff.`}
+        return {kind: 'failed', message: `The Polycrate API at ${apiUrl} refused a request of the operator: ${error.message}. Retrying every ${retrySeconds} s.`}
       }
       throw error
     }
@@ -188,8 +190,10 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
       return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
     }
     logger.warn('Polycrate API not connected', {reason: outcome.kind, message: outcome.message})
-    if (outcome.kind === 'unreachable' || outcome.kind === 'failed') throw new Error(outcome.message) // per-key backoff 5 s → 60 s
-    return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
+    // The heartbeat is one request per interval: it goes on at its interval through an outage (at most every
+    // 30 s) rather than backing off to a minute, so a brown-out that lets half the requests through is over for
+    // the operator within a few intervals.
+    return {requeueAfterMs: retrySeconds * 1000}
   }
 
   const running = builder.complete(reconcile, {maxConcurrentReconciles: 1})
