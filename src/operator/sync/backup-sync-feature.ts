@@ -11,41 +11,37 @@ import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {backupPayload, backupSchedulePayload} from './backup-payload.js'
-import {defineSync} from './sync-feature.js'
+import {defineSync, type SyncDeclaration} from './sync-feature.js'
 
-const identity = (body: {name: string; provider?: string | null; source_namespace?: string | null}, clusterId: string | undefined) => ({
-  name_exact: body.name,
-  ...(body.provider ? {provider: body.provider} : {}),
-  ...(body.source_namespace ? {source_namespace: body.source_namespace} : {}),
-  k8s_cluster: clusterId,
-})
+/** Backups and schedules alike: the API's identity (name, provider, source_namespace, cluster) is the adopt lookup. */
+function backupSync<Spec, Body extends {name: string; provider?: string | null; source_namespace?: string | null}, Api extends {id: string; is_deleted?: boolean | null}>(
+  session: ApiSession,
+  declaration: Pick<SyncDeclaration<Spec, Body, Api>, 'name' | 'crd' | 'finalizer' | 'noun' | 'api'> & {payload(spec: Spec, clusterId: string): Body},
+): Feature {
+  return defineSync<Spec, Body, Api>(session, {
+    ...declaration,
+    enabled: (config) => config.api_sync.enabled && config.backup_discovery.enabled,
+    requiresCluster: true,
+    payload: (object, {identity}) => declaration.payload(object.spec, identity.clusterId!),
+    lookup: (body, identity) => ({
+      name_exact: body.name,
+      ...(body.provider ? {provider: body.provider} : {}),
+      ...(body.source_namespace ? {source_namespace: body.source_namespace} : {}),
+      k8s_cluster: identity.clusterId,
+    }),
+    inventory: (identity) => ({k8s_cluster: identity.clusterId}),
+  })
+}
 
 export function BackupController(session: ApiSession): Feature {
-  return defineSync<BackupSpec, BackupRequest, Backup>(session, {
-    name: 'backup-sync',
-    crd: backupCrd,
-    finalizer: finalizers.backupSync,
-    noun: 'backup',
-    enabled: (config) => config.api_sync.enabled && config.backup_discovery.enabled,
-    api: (client) => client.backups,
-    requiresCluster: true,
-    payload: (object, {identity: id}) => backupPayload(object.spec, id.clusterId!),
-    lookup: (body, id) => identity(body, id.clusterId),
-    inventory: (id) => ({k8s_cluster: id.clusterId}),
+  return backupSync<BackupSpec, BackupRequest, Backup>(session, {
+    name: 'backup-sync', crd: backupCrd, finalizer: finalizers.backupSync, noun: 'backup', api: (client) => client.backups, payload: backupPayload,
   })
 }
 
 export function BackupScheduleController(session: ApiSession): Feature {
-  return defineSync<BackupScheduleSpec, BackupScheduleRequest, BackupSchedule>(session, {
-    name: 'backup-schedule-sync',
-    crd: backupScheduleCrd,
-    finalizer: finalizers.backupScheduleSync,
-    noun: 'backup schedule',
-    enabled: (config) => config.api_sync.enabled && config.backup_discovery.enabled,
-    api: (client) => client.backupSchedules,
-    requiresCluster: true,
-    payload: (object, {identity: id}) => backupSchedulePayload(object.spec, id.clusterId!),
-    lookup: (body, id) => identity(body, id.clusterId),
-    inventory: (id) => ({k8s_cluster: id.clusterId}),
+  return backupSync<BackupScheduleSpec, BackupScheduleRequest, BackupSchedule>(session, {
+    name: 'backup-schedule-sync', crd: backupScheduleCrd, finalizer: finalizers.backupScheduleSync, noun: 'backup schedule',
+    api: (client) => client.backupSchedules, payload: backupSchedulePayload,
   })
 }
