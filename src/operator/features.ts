@@ -7,6 +7,7 @@ import type {OperatorConfig, ControllerState} from './config/operator-config.js'
 import type {Logger} from '../lib/logger.js'
 import type {CrdGate} from './runtime/crd-gate.js'
 import type {Manager} from './runtime/manager.js'
+import type {Permission} from './permissions.js'
 
 export interface RunningFeature {
   /** Removes the feature's controllers from the manager and releases its informers. */
@@ -18,6 +19,8 @@ export interface Feature {
   enabled(config: OperatorConfig): boolean
   /** CRDs (by full name) that must be Established before the feature can run. */
   requiredCrds?: readonly string[]
+  /** Everything its controllers read and write in the cluster (the generated RBAC roles are their union). */
+  permissions: readonly Permission[]
   /**
    * What the feature's controllers depend on (its config section, which optional CRDs exist); when it changes
    * the feature is restarted.

@@ -40,6 +40,7 @@ describe('features start and stop with the OperatorConfig and the CRD gate (in-p
       name: 'widget-discovery',
       enabled: (config) => config.node_discovery.enabled,
       requiredCrds: ['widgets.example.com'],
+      permissions: [{group: 'example.com', resource: 'widgets', verbs: ['get', 'list', 'watch']}],
       settings: (config) => config.node_discovery.label_selector,
       start(manager) {
         const informer = manager.informer({resource: {group: 'example.com', version: 'v1', plural: 'widgets'}})

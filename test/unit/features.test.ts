@@ -6,6 +6,7 @@ import {planFeatures, type Feature} from '../../src/operator/features.js'
 const feature = (name: string, options: Partial<Feature> = {}): Feature => ({
   name,
   enabled: (config) => config.node_discovery.enabled,
+  permissions: [],
   settings: (config) => config.node_discovery,
   start: () => ({stop: async () => {}}),
   ...options,

@@ -15,13 +15,14 @@ import {
   type PolycrateApiClient,
 } from '../../api/index.js'
 import {operatorConfigCrd} from '../../crds/operator-config.js'
-import {API_VERSION} from '../../crds/define.js'
+import {API_VERSION, crdResource} from '../../crds/define.js'
 import type {KubeObject} from '../../kube/client.js'
 import {operatorVersion} from '../../version.js'
 import {credentialsSecret, type OperatorConfig} from '../config/operator-config.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
+import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import type {Manager} from '../runtime/manager.js'
 import type {ApiSession} from './api-session.js'
@@ -42,6 +43,13 @@ export function createApiSyncFeature(session: ApiSession): Feature {
   return {
     name: 'api-sync',
     enabled: (config) => config.api_sync.enabled,
+    permissions: [
+      // The agent token Secret (watched by name through a field selector, so list and watch are needed).
+      {group: '', resource: 'secrets', verbs: READ, scope: 'namespace'},
+      // The cluster's stable identity: the uid of kube-system.
+      {group: '', resource: 'namespaces', verbs: ['get'], names: ['kube-system']},
+      {group: crdResource(operatorConfigCrd).group, resource: `${operatorConfigCrd.plural}/status`, verbs: ['get', 'patch'], scope: 'namespace'},
+    ],
     settings: (config) => ({api: config.api_sync, local: config.local_cluster, secret: credentialsSecret(config), prefix: config.agent.agent_id_prefix}),
     start: (manager, config) => startApiSync(manager, config, session),
   }

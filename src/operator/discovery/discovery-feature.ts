@@ -16,9 +16,10 @@
 import {API_VERSION, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
 import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
-import type {OperatorConfig} from '../config/operator-config.js'
+import {validateOperatorConfig, type OperatorConfig} from '../config/operator-config.js'
 import {annotations, labels} from '../conventions.js'
 import type {Feature} from '../features.js'
+import {OWN, READ, type Permission} from '../permissions.js'
 import type {IndexFunction} from '../runtime/cache.js'
 import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
@@ -122,9 +123,31 @@ export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Featur
     name: declaration.name,
     enabled: declaration.enabled,
     requiredCrds: declaration.requiredCrds,
+    permissions: discoveryPermissions(declaration),
     settings: settingsOf,
     start: (manager, config, isEstablished) => startDiscovery(declaration, manager, settingsOf(config, isEstablished)),
   }
+}
+
+/**
+ * What a discovery does in the cluster (derived from its declaration, with the default settings and every optional
+ * CRD present): reads its sources, patches the finalizers (and deprecated labels) of those that carry one, owns its
+ * target CRs and their status.
+ */
+export function discoveryPermissions<S>(declaration: DiscoveryDeclaration<S>): Permission[] {
+  const defaults = validateOperatorConfig({})
+  if (!defaults.ok) throw new Error(`the default OperatorConfig is invalid: ${defaults.problems.join('; ')}`)
+  const sources = declaration.sources(declaration.settings(defaults.config, () => true))
+  const target = crdResource(declaration.target)
+  return [
+    ...sources.map((source): Permission => ({
+      group: source.request.resource.group,
+      resource: source.request.resource.plural,
+      verbs: source.finalizer ? [...READ, 'patch'] : READ,
+    })),
+    {group: target.group, resource: target.plural, verbs: OWN},
+    {group: target.group, resource: `${target.plural}/status`, verbs: ['get', 'patch', 'update']},
+  ]
 }
 
 function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manager, settings: Settings<S>) {

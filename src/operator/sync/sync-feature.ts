@@ -33,6 +33,7 @@ import type {OperatorConfig} from '../config/operator-config.js'
 import {setCondition} from '../config/operator-config.js'
 import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../features.js'
+import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
@@ -120,15 +121,20 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
   session: ApiSession,
   declaration: SyncDeclaration<Spec, Body, Api, Links>,
 ): Feature {
+  const resource = crdResource(declaration.crd)
   return {
     name: declaration.name,
     enabled: declaration.enabled ?? ((config) => config.api_sync.enabled),
+    // Reads its CRs, sets and releases its finalizer, writes their status.
+    permissions: [
+      {group: resource.group, resource: resource.plural, verbs: [...READ, 'patch', 'update']},
+      {group: resource.group, resource: `${resource.plural}/status`, verbs: ['get', 'patch', 'update']},
+    ],
     settings: (config) => ({api: config.api_sync.api_url, interval: config.api_sync.sync_interval_seconds}),
     start(manager, config) {
       const {crd, finalizer, noun} = declaration
       const style = crd.statusStyle ?? 'snake'
       const f = syncStatusFields(style)
-      const resource = crdResource(crd)
       const client = manager.client
       const builder = manager.controller(declaration.name)
       const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})

@@ -1,0 +1,188 @@
+/**
+ * What an admin applies to run the operator in a cluster (pure): Namespace, ServiceAccount, the RBAC roles
+ * generated from what the features declare they read and write, the Deployment, its Service, the NetworkPolicy of
+ * the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
+ */
+import type {KubeObject} from '../kube/client.js'
+import {ApiSession} from './agent/api-session.js'
+import {OPERATOR_NAME} from './conventions.js'
+import {defaultFeatures} from './features/index.js'
+import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
+
+export interface ManifestOptions {
+  namespace: string
+  image: string
+  replicas: number
+  /** Port of the external-dns webhook provider (`external_dns_webhook.port`). */
+  externalDnsWebhookPort: number
+  metricsPort: number
+  healthPort: number
+  /** The cert-manager DNS01 webhook's APIService and what it needs (serving certificate by cert-manager). */
+  dns01?: {groupName: string; solverName: string; port: number; certManagerServiceAccount: {namespace: string; name: string}}
+  vmServiceScrape: boolean
+}
+
+/** Everything the operator may do: its core and the union of its features' declarations. */
+export function operatorPermissions(): Permission[] {
+  return [...CORE_PERMISSIONS, ...defaultFeatures(new ApiSession()).flatMap((feature) => feature.permissions)]
+}
+
+export const WEBHOOK_TLS_SECRET = `${OPERATOR_NAME}-dns01-webhook-tls`
+
+export function operatorManifests(options: ManifestOptions, permissions: readonly Permission[] = operatorPermissions()): KubeObject[] {
+  const {namespace} = options
+  const name = OPERATOR_NAME
+  const selector = {'app.kubernetes.io/name': name}
+  const labels = {...selector, 'app.kubernetes.io/part-of': 'polycrate', 'app.kubernetes.io/managed-by': 'polycrate-operator-manifests'}
+  const meta = (objectName: string, objectNamespace?: string) => ({name: objectName, ...(objectNamespace ? {namespace: objectNamespace} : {}), labels})
+  const subject = {kind: 'ServiceAccount', name, namespace}
+  const roles = roleRules(permissions)
+  const objects: KubeObject[] = [
+    {apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace)},
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace), automountServiceAccountToken: true} as KubeObject,
+    {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules: roles.cluster} as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(name),
+      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name}, subjects: [subject],
+    } as KubeObject,
+  ]
+  for (const [roleNamespace, rules] of roles.namespaced) {
+    const where = roleNamespace || namespace
+    objects.push(
+      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, where), rules} as KubeObject,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, where),
+        roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name}, subjects: [subject],
+      } as KubeObject,
+    )
+  }
+
+  const ports = [
+    {name: 'metrics', containerPort: options.metricsPort, protocol: 'TCP'},
+    {name: 'health', containerPort: options.healthPort, protocol: 'TCP'},
+    {name: 'dns-webhook', containerPort: options.externalDnsWebhookPort, protocol: 'TCP'},
+    ...(options.dns01 ? [{name: 'dns01-webhook', containerPort: options.dns01.port, protocol: 'TCP'}] : []),
+  ]
+  const probe = (path: string, periodSeconds: number) => ({httpGet: {path, port: 'health'}, periodSeconds, timeoutSeconds: 5, failureThreshold: 3})
+  objects.push({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(name, namespace),
+    spec: {
+      replicas: options.replicas,
+      selector: {matchLabels: selector},
+      template: {
+        metadata: {labels},
+        spec: {
+          serviceAccountName: name,
+          securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: 'RuntimeDefault'}},
+          containers: [{
+            name: 'operator',
+            image: options.image,
+            command: ['polycrate'],
+            args: [
+              'operator', 'run', '--leader-elect', '--log-format', 'json',
+              '--metrics-bind-address', `:${options.metricsPort}`, '--health-probe-bind-address', `:${options.healthPort}`,
+            ],
+            env: [{name: 'POD_NAMESPACE', valueFrom: {fieldRef: {fieldPath: 'metadata.namespace'}}}],
+            ports,
+            livenessProbe: probe('/healthz', 20),
+            readinessProbe: probe('/readyz', 10),
+            resources: {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}},
+            securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: ['ALL']}},
+            volumeMounts: [{name: 'tmp', mountPath: '/tmp'}],
+          }],
+          volumes: [{name: 'tmp', emptyDir: {}}],
+        },
+      },
+    },
+  } as KubeObject)
+  if (options.dns01) {
+    const spec = (objects.at(-1) as {spec: {template: {spec: {containers: Array<{volumeMounts: unknown[]}>; volumes: unknown[]}}}}).spec.template.spec
+    spec.volumes.push({name: 'dns01-webhook-tls', secret: {secretName: WEBHOOK_TLS_SECRET}})
+    spec.containers[0]?.volumeMounts.push({name: 'dns01-webhook-tls', mountPath: '/tls', readOnly: true})
+  }
+  objects.push({
+    apiVersion: 'v1', kind: 'Service', metadata: meta(name, namespace),
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [
+        {name: 'metrics', port: options.metricsPort, targetPort: 'metrics', protocol: 'TCP'},
+        {name: 'dns-webhook', port: options.externalDnsWebhookPort, targetPort: 'dns-webhook', protocol: 'TCP'},
+        ...(options.dns01 ? [{name: 'dns01-webhook', port: 443, targetPort: 'dns01-webhook', protocol: 'TCP'}] : []),
+      ],
+    },
+  } as KubeObject)
+  objects.push({
+    apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta(name, namespace),
+    spec: {
+      podSelector: {matchLabels: selector},
+      policyTypes: ['Ingress'],
+      ingress: [
+        // The seed: the external-dns webhook is open to the whole cluster (no coupling to external-dns' labels).
+        {from: [{namespaceSelector: {}}], ports: [{port: options.externalDnsWebhookPort, protocol: 'TCP'}]},
+        // Metrics scrapers and probes from inside the cluster.
+        {from: [{namespaceSelector: {}}], ports: [{port: options.metricsPort, protocol: 'TCP'}, {port: options.healthPort, protocol: 'TCP'}]},
+        // The kube-apiserver's aggregator calls the DNS01 webhook; it may run outside every pod network.
+        ...(options.dns01 ? [{ports: [{port: options.dns01.port, protocol: 'TCP'}]}] : []),
+      ],
+    },
+  } as KubeObject)
+  if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta, subject))
+  if (options.vmServiceScrape) {
+    objects.push({
+      apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
+      spec: {selector: {matchLabels: selector}, endpoints: [{port: 'metrics', path: '/metrics'}]},
+    } as KubeObject)
+  }
+  return objects
+}
+
+type Meta = (name: string, namespace?: string) => {name: string; namespace?: string; labels: Record<string, string>}
+
+/**
+ * The DNS01 webhook as cert-manager's webhook examples deploy one: a self-signed Issuer and a Certificate for the
+ * serving certificate (Secret mounted at /tls), the APIService with its CA injected by cert-manager's cainjector,
+ * and the right for cert-manager's ServiceAccount to call the solver.
+ */
+function dns01Objects(options: ManifestOptions, dns01: NonNullable<ManifestOptions['dns01']>, meta: Meta, subject: object): KubeObject[] {
+  const {namespace} = options
+  const name = OPERATOR_NAME
+  const issuer = `${name}-dns01-selfsigned`
+  const certificate = `${name}-dns01-webhook`
+  const solverRole = `${name}:dns01-solver`
+  return [
+    {apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta(issuer, namespace), spec: {selfSigned: {}}} as KubeObject,
+    {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: meta(certificate, namespace),
+      spec: {
+        secretName: WEBHOOK_TLS_SECRET,
+        duration: '8760h',
+        issuerRef: {name: issuer, kind: 'Issuer'},
+        dnsNames: [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`],
+      },
+    } as KubeObject,
+    {
+      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService',
+      metadata: {...meta(`v1alpha1.${dns01.groupName}`), annotations: {'cert-manager.io/inject-ca-from': `${namespace}/${certificate}`}},
+      spec: {
+        group: dns01.groupName, version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15,
+        service: {name, namespace, port: 443},
+      },
+    } as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(solverRole),
+      rules: [{apiGroups: [dns01.groupName], resources: [dns01.solverName], verbs: ['create']}],
+    } as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(solverRole),
+      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: solverRole},
+      subjects: [{kind: 'ServiceAccount', ...dns01.certManagerServiceAccount}],
+    } as KubeObject,
+    // The operator reads the front-proxy CA it authenticates callers with (the same Role every aggregated API uses).
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(`${name}:dns01-auth-reader`, 'kube-system'),
+      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader'},
+      subjects: [subject],
+    } as KubeObject,
+  ]
+}

@@ -1,0 +1,167 @@
+/**
+ * The operator under exactly the RBAC that `polycrate operator manifests` generates: a ServiceAccount token bound
+ * to the generated ClusterRole and Roles, one scenario per feature (Ingress → Endpoint, Node → Host,
+ * PersistentVolume → K8sVolume, Velero Backup → Backup, cert-manager Certificate → Certificate, each synced to the
+ * API) → not one 403; and the same token cannot write outside what was declared.
+ */
+import assert from 'node:assert/strict'
+import {readFileSync} from 'node:fs'
+import {mkdtemp} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import yaml from 'js-yaml'
+import {KubeApiError, KubeClient, type KubeObject, type ResourceRef} from '../../src/kube/client.js'
+import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
+import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
+import {OPERATOR_NAME} from '../../src/operator/conventions.js'
+import {operatorManifests} from '../../src/operator/manifests.js'
+import {operatorNamespaceFor} from '../support/api-setup.js'
+import {ApiSimulator} from '../support/api-simulator/index.js'
+import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {writeKubeconfig} from '../support/kubeconfig-file.js'
+import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {parsePromText} from '../support/prom-text.js'
+
+const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
+const refOf = (object: KubeObject): ResourceRef => {
+  const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') as [string, string] : ['', object.apiVersion!]
+  const plural = `${object.kind!.toLowerCase()}s`.replace(/ys$/, 'ies')
+  return {group, version, plural, namespace: object.metadata?.namespace}
+}
+type Synced = KubeObject & {spec?: Record<string, unknown>; status?: {phase?: string; api_id?: string; apiID?: string}}
+
+describe('least privilege: the operator under the generated RBAC', function () {
+  this.timeout(600_000)
+  let admin: KubeClient
+  let sim: ApiSimulator
+  let namespace: string
+  let operator: OperatorProcess | undefined
+  let tokenKubeconfig: string
+  const suffix = Math.random().toString(36).slice(2, 8)
+  const names = {node: `lp-node-${suffix}`, pv: `lp-pv-${suffix}`}
+
+  const syncedIn = (plural: string, where: string, predicate: (cr: Synced) => boolean = () => true) => eventually(async () => {
+    const {items} = await admin.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${where}/${plural}`})
+    return items.find((cr) => cr.status?.phase === 'Synced' && (cr.status.api_id ?? cr.status.apiID) && predicate(cr))
+  }, 60_000, `a synced ${plural} CR in ${where}`)
+
+  before(async () => {
+    await ensureCrds()
+    admin = adminClient()
+    for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'cert-manager.io_certificates.yaml']) {
+      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      await applyCrd(admin, crd)
+      await waitEstablished(admin, crd.metadata.name)
+    }
+    sim = await ApiSimulator.start()
+    const veleroNamespace = await freshNamespace(admin, 'lp-velero')
+    ;({namespace} = await operatorNamespaceFor(admin, sim, {
+      backup_discovery: {velero_namespace: veleroNamespace},
+      node_discovery: {enabled: true},
+      volume_discovery: {enabled: true},
+    }))
+    // The generated RBAC objects, applied as an admin would (the rest of the manifests needs a kubelet).
+    const objects = operatorManifests({namespace, image: 'unused', replicas: 1, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
+    for (const object of objects.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind!))) {
+      const {group, version} = refOf(object)
+      const plural = {ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings', Role: 'roles', RoleBinding: 'rolebindings'}[object.kind!]!
+      // Cluster-wide objects are shared by the whole run: bind this test's ServiceAccount by a unique name.
+      const clusterScoped = object.kind!.startsWith('Cluster')
+      const named = clusterScoped && object.kind === 'ClusterRoleBinding' ? {...object, metadata: {...object.metadata, name: `${OPERATOR_NAME}-${namespace}`}} : object
+      await admin.apply({group, version, plural, namespace: clusterScoped ? undefined : object.metadata?.namespace, name: named.metadata!.name}, named)
+    }
+    const token = await admin.request<{status: {token: string}}>({
+      method: 'POST',
+      path: `/api/v1/namespaces/${namespace}/serviceaccounts/${OPERATOR_NAME}/token`,
+      body: {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {expirationSeconds: 3600}},
+    })
+    const dir = await mkdtemp(path.join(tmpdir(), 'least-privilege-'))
+    tokenKubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), controlPlane().server, token.status.token)
+
+    // One source per feature, before the operator starts (the initial sync) — more follow while it runs.
+    await admin.create({group: '', version: 'v1', plural: 'nodes'}, {apiVersion: 'v1', kind: 'Node', metadata: {name: names.node}, spec: {}})
+    await admin.create({group: '', version: 'v1', plural: 'persistentvolumes'}, {
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name: names.pv},
+      spec: {capacity: {storage: '1Gi'}, accessModes: ['ReadWriteOnce'], hostPath: {path: '/data/lp'}, persistentVolumeReclaimPolicy: 'Retain'},
+    })
+    await admin.create({group: 'velero.io', version: 'v1', plural: 'backups', namespace: veleroNamespace}, {
+      apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: 'lp-backup', namespace: veleroNamespace},
+      spec: {ttl: '720h0m0s', includedNamespaces: ['shop'], storageLocation: 'default'},
+    })
+    operator = await startOperator({kubeconfig: tokenKubeconfig, namespace})
+    await syncedIn('backups', veleroNamespace)
+  })
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed' || !operator) return
+    const problems = operator.logs().filter((line) => line.level === 'warn' || line.level === 'error')
+    process.stderr.write(`operator warnings and errors:\n${problems.slice(-30).map((line) => JSON.stringify(line)).join('\n')}\n`)
+    const config = await admin.request<{status?: unknown}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/operatorconfigs/default`})
+    process.stderr.write(`OperatorConfig status: ${JSON.stringify(config.status)}\n`)
+  })
+
+  after(async () => {
+    await operator?.stop()
+    for (const [plural, name] of [['nodes', names.node], ['persistentvolumes', names.pv]] as const) {
+      await admin.delete({group: '', version: 'v1', plural, name}).catch(() => {})
+      await admin.mergePatch({group: '', version: 'v1', plural, name}, {metadata: {finalizers: null}}).catch(() => {})
+    }
+    admin?.close()
+    await sim?.close()
+  })
+
+  it('runs every feature to Synced with not one 403', async () => {
+    const ingressNamespace = await freshNamespace(admin, 'lp-ing')
+    await admin.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: ingressNamespace}, {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: 'shop', namespace: ingressNamespace, annotations: {polycrate_endpoint_monitor: 'true'}},
+      spec: {rules: [{host: `shop-${suffix}.example.com`, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
+    })
+    const certNamespace = await freshNamespace(admin, 'lp-cert')
+    await admin.create({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: certNamespace}, {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'shop-tls', namespace: certNamespace},
+      spec: {secretName: 'shop-tls', dnsNames: [`shop-${suffix}.example.com`], issuerRef: {name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io'}},
+    })
+    await syncedIn('endpoints', ingressNamespace)
+    await syncedIn('certificates', certNamespace)
+    await syncedIn('hosts', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.node)
+    await syncedIn('k8svolumes', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.pv)
+    const ingressRef = {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: ingressNamespace, name: 'shop'}
+    // Deleting a source exercises the finalizer release and the CR deletion.
+    await admin.delete(ingressRef)
+    await eventually(async () => (await admin.getOrUndefined(ingressRef)) === undefined, 60_000, 'the Ingress gone (its finalizer released)')
+
+    const metrics = parsePromText(await (await fetch(operator!.metricsUrl)).text())
+    const requests = metrics.get('rest_client_requests_total')?.samples ?? []
+    assert.ok(requests.some((sample) => sample.labels.code === '201'), 'the operator created objects (the metric counts its requests)')
+    const forbidden = requests.filter((sample) => sample.labels.code === '403' && sample.value > 0)
+    assert.deepEqual(forbidden, [], 'no request of the operator was forbidden')
+    const complaints = operator!.logs().filter((line) => /forbidden|\b403\b/i.test(JSON.stringify(line)))
+    assert.deepEqual(complaints, [], 'no log line mentions a forbidden request')
+    const errors = (await admin.request<{items: Array<{type: string; message: string}>}>({path: `/api/v1/namespaces/${namespace}/events`})).items
+      .filter((event) => event.type === 'Warning' && /forbidden/i.test(event.message))
+    assert.deepEqual(errors, [])
+  })
+
+  it('refuses what was not declared: the token is not cluster-admin in disguise', async () => {
+    const operatorClient = KubeClient.from(loadKubeConfig({kubeconfig: tokenKubeconfig}))
+    const refused = async (what: string, call: () => Promise<unknown>) => {
+      await assert.rejects(call, (error: unknown) => error instanceof KubeApiError && error.status === 403, what)
+    }
+    try {
+      await refused('create a Deployment', () => operatorClient.create({group: 'apps', version: 'v1', plural: 'deployments', namespace}, {
+        apiVersion: 'apps/v1', kind: 'Deployment', metadata: {name: 'intruder', namespace},
+        spec: {selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'busybox'}]}}},
+      }))
+      await refused('delete a Node', () => operatorClient.delete({group: '', version: 'v1', plural: 'nodes', name: names.node}))
+      await refused('read Secrets outside its namespace', () => operatorClient.request({path: '/api/v1/namespaces/kube-system/secrets'}))
+      await refused('change a ClusterRole (escalate)', () => operatorClient.mergePatch({group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', name: OPERATOR_NAME}, {rules: []}))
+      await refused('delete a CRD', () => operatorClient.delete({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}))
+      // …while what it declared works with the same client.
+      const list = await operatorClient.request<{items: unknown[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'})
+      assert.ok(Array.isArray(list.items))
+    } finally {
+      operatorClient.close()
+    }
+  })
+})
