@@ -98,6 +98,18 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     assert.deepEqual([...byName].filter(([, count]) => count > 1), [], 'no two instances for one Service')
   }
 
+  const startOperator = () => {
+    stop = new AbortController()
+    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+  }
+  const patchConfig = (spec: Record<string, unknown>) =>
+    client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}, {spec})
+  const controllerRunning = (name: string, want: boolean) => eventually(async () => {
+    const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running?: boolean}>}}>(
+      {group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+    return config.status?.controllers?.find((c) => c.name === name)?.running === want
+  }, 30_000, `controller ${name} running=${want}`)
+
   // -- set-up ----------------------------------------------------------------------------------------------------
 
   before(async () => {
@@ -110,8 +122,7 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
       cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
     }))
     appNamespace = await freshNamespace(client, 'lb')
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    startOperator()
     await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
   })
 
@@ -288,8 +299,7 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
   })
 
   it('service_scope opt-in: only Services annotated managed', async () => {
-    await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'},
-      {spec: {cloud_controller: {load_balancer: {service_scope: 'opt-in'}}}})
+    await patchConfig({cloud_controller: {load_balancer: {service_scope: 'opt-in'}}})
     // Under opt-in an unannotated Service is no longer the operator's: its instance goes, its finalizer too.
     const {service: web} = await ensured('web')
     await eventually(async () => {
@@ -304,30 +314,46 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     assert.equal(instancesFor(plain.metadata.uid).length, 0)
   })
 
-  it('API brown-out (50 % 5xx/429) during create, node change, port change and delete → converges with 0 duplicate instances', async () => {
+  it('an instance deleted on the API side is created again and the new IP replaces the old one', async () => {
+    const {service, instance} = await ensured('opted-in')
+    sim.deleteBehindBack('loadbalancers/instances', instance.id)
+    const again = await eventually(async () => {
+      const current = await ensured('opted-in')
+      return current.instance.id !== instance.id ? current : undefined
+    }, 30_000, 'instance recreated')
+    assert.equal(again.service.metadata.uid, service.metadata.uid)
+    assert.notEqual(again.instance.ip_address, instance.ip_address)
+  })
+
+  it('API brown-out (50 % 5xx/429) during creates, node changes, a port change, deletes and an operator restart → converges with 0 duplicate instances', async () => {
     sim.faults.set({errorRate: 0.34, errorStatuses: [500, 502, 503], rateLimitRate: 0.25, retryAfterSeconds: 0})
-    const names = ['storm-1', 'storm-2', 'storm-3']
-    for (const name of names) await createService(name, {annotation: 'managed', ports: [{name: 'http', port: 80, targetPort: 8080}]})
-    const early = await eventually(async () => (await getService('storm-1'))?.metadata.finalizers?.includes(FINALIZER), 120_000, 'storm-1 picked up')
-    assert.ok(early)
+    const requestsBefore = sim.requests.length
     const started = Date.now()
+    const names = Array.from({length: 6}, (_, i) => `storm-${i}`)
+    for (const name of names) await createService(name, {annotation: 'managed', ports: [{name: 'http', port: 80, targetPort: 8080}]})
+    await eventually(async () => (await getService('storm-0'))?.metadata.finalizers?.includes(FINALIZER), 120_000, 'storm-0 picked up')
     await createNode('e', {ip: 5, taints: []})
     const tainted = await createNode('f', {ip: 6})
-    const s2 = (await getService('storm-2'))!
-    await client.mergePatch({...servicesIn(appNamespace), name: 'storm-2'}, {spec: {ports: [{name: 'http', port: 81, targetPort: 8080, nodePort: s2.spec.ports[0]!.nodePort}]}})
-    const s3 = (await getService('storm-3'))!
-    await client.delete({...servicesIn(appNamespace), name: 'storm-3'})
+    const s1 = (await getService('storm-1'))!
+    await client.mergePatch({...servicesIn(appNamespace), name: 'storm-1'}, {spec: {ports: [{name: 'http', port: 81, targetPort: 8080, nodePort: s1.spec.ports[0]!.nodePort}]}})
+    const deleted = await Promise.all(['storm-4', 'storm-5'].map(async (name) => {
+      const service = (await getService(name))!
+      await client.delete({...servicesIn(appNamespace), name})
+      return service
+    }))
+    // A restart in the middle: whatever the first operator created, the second adopts.
+    stop.abort()
+    await running
+    startOperator()
 
-    const requestsBefore = sim.requests.length
-    await gone('storm-3', s3.metadata.uid, 240_000)
-    for (const name of ['storm-1', 'storm-2', 'opted-in']) {
-      const {service, instance} = await ensured(name, 240_000)
+    for (const service of deleted) await gone(service.metadata.name, service.metadata.uid, 240_000)
+    for (const name of [...names.slice(0, 4), 'opted-in']) {
+      const {service} = await ensured(name, 240_000)
       const port = service.spec.ports[0]!
       await eventually(async () => {
         const [current] = instancesFor(service.metadata.uid)
         return current?.ports?.[0]?.port === port.port && backends(current, port.port).includes(`${ipPrefix}5:${port.nodePort}`)
       }, 240_000, `${name}: port and node e in the instance`)
-      assert.ok(instance)
     }
     const initialized = await eventually(async () => {
       const current = await getNode(tainted)
@@ -336,10 +362,35 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     assert.equal(initialized.spec?.providerID, `polycrate://${clusterId()}/${tainted}`)
     const during = sim.requests.slice(requestsBefore)
     const faulted = during.filter((r) => r.status === 429 || r.status >= 500 || r.status === 0).length
+    const instances = sim.list('loadbalancers/instances') as Instance[]
     process.stderr.write(`[cloud brown-out] converged after ${((Date.now() - started) / 1000).toFixed(1)} s; ${faulted} of ${during.length} API requests faulted; `
-      + `${(sim.list('loadbalancers/instances') as Instance[]).length} instances for ${new Set((sim.list('loadbalancers/instances') as Instance[]).map((i) => i.name)).size} Services\n`)
+      + `${instances.length} instances for ${new Set(instances.map((i) => i.name)).size} Services\n`)
     assert.ok(faulted > 0, 'the brown-out did hit requests')
     sim.faults.clear()
     assertNoDuplicates()
+    // Managed now: storm-0..3, opted-in, bad-annotation (not managed under opt-in → released), so 5 instances.
+    assert.equal(instances.length, 5, instances.map((i) => i.display_name).join(', '))
+  })
+
+  it('load_balancer.enabled: false stops managing Services; cloud_controller.enabled: false stops node initialization', async () => {
+    await patchConfig({cloud_controller: {load_balancer: {enabled: false}}})
+    await controllerRunning('cloud-load-balancer', false)
+    await createService('while-disabled', {annotation: 'managed'})
+    const g = await createNode('g', {ip: 7})
+    await eventually(async () => !(await getNode(g)).spec?.taints?.some((t) => t.key === TAINT), 60_000, 'node g initialized (node init still on)')
+    assert.equal((await getService('while-disabled'))!.metadata.finalizers, undefined, 'no load balancer while disabled')
+
+    await patchConfig({cloud_controller: {enabled: false}})
+    await controllerRunning('cloud-node', false)
+    const h = await createNode('h', {ip: 8})
+    await eventually(async () => {
+      const host = await client.getOrUndefined<KubeObject & {status?: HostStatus}>({...hostsIn(namespace), name: h})
+      return host?.status?.phase === 'Synced'
+    }, 30_000, 'Host h synced')
+    assert.ok((await getNode(h)).spec?.taints?.some((t) => t.key === TAINT), 'node h keeps its taint while the cloud controller is off')
+
+    await patchConfig({cloud_controller: {enabled: true, load_balancer: {enabled: true}}})
+    await eventually(async () => !(await getNode(h)).spec?.taints?.some((t) => t.key === TAINT), 60_000, 'node h initialized once on again')
+    await ensured('while-disabled')
   })
 })
