@@ -72,7 +72,8 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
       spec: {type: 'LoadBalancer', selector: {app: name}, ports: options.ports ?? [{name: 'http', port: 80, targetPort: 8080}], ...options.spec},
     })
   const lbName = (uid: string) => `a${uid.replace(/-/g, '')}`.slice(0, 32)
-  const instancesFor = (uid: string) => (sim.list('loadbalancers/instances') as Instance[]).filter((i) => i.name === lbName(uid))
+  const instancesFor = (uid: string) => (sim.list('loadbalancers/instances') as Instance[])
+    .filter((i) => i.name === lbName(uid) || (i.consumer_meta as {uid?: string} | undefined)?.uid === uid)
   const backends = (instance: Instance, port: number) => {
     const frontend = (JSON.parse(instance.config ?? '{}') as {frontends?: Array<{port: number; backends: string[]}>}).frontends?.find((f) => f.port === port)
     return (frontend?.backends ?? []).filter((b) => b.startsWith(ipPrefix)).sort()
@@ -247,11 +248,18 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     const ignored = await createService('ignored', {annotation: 'ignore'})
     const adopted = await createService('adopted', {annotation: 'ignore'})
     const organization = String((sim.get('workspaces', workspaceId) as {organization: string}).organization)
+    // One instance carries the Service's name, one (named by someone else) names the Service in consumer_meta.
     const preexisting = sim.insert('loadbalancers/instances', {name: lbName(adopted.metadata.uid), workspace: workspaceId, organization, ports: []})
     await client.mergePatch({...servicesIn(appNamespace), name: 'adopted'}, {metadata: {annotations: {[ANNOTATION]: null}}})
     const {instance} = await ensured('adopted')
     assert.equal(instance.id, preexisting.id, 'the existing instance was adopted')
     assert.equal(instance.ports?.length, 1)
+    const byMeta = await createService('adopted-by-meta', {annotation: 'ignore'})
+    const legacy = sim.insert('loadbalancers/instances', {name: 'legacy-lb', workspace: workspaceId, organization, consumer_meta: {kind: 'Service', uid: byMeta.metadata.uid}})
+    await client.mergePatch({...servicesIn(appNamespace), name: 'adopted-by-meta'}, {metadata: {annotations: {[ANNOTATION]: 'managed'}}})
+    const adoptedByMeta = await ensured('adopted-by-meta')
+    assert.equal(adoptedByMeta.instance.id, legacy.id, 'the instance naming the Service in consumer_meta was adopted')
+    assert.equal(adoptedByMeta.instance.name, lbName(byMeta.metadata.uid), 'and renamed to the Service\'s name')
 
     const malformed: Array<{name: string; reason: string; annotation?: string; ports?: Array<Record<string, unknown>>; spec?: Record<string, unknown>}> = [
       {name: 'bad-annotation', reason: 'InvalidLoadBalancerAnnotation', annotation: 'yes'},
@@ -368,8 +376,9 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     assert.ok(faulted > 0, 'the brown-out did hit requests')
     sim.faults.clear()
     assertNoDuplicates()
-    // Managed now: storm-0..3, opted-in, bad-annotation (not managed under opt-in → released), so 5 instances.
-    assert.equal(instances.length, 5, instances.map((i) => i.display_name).join(', '))
+    // Managed now: storm-0..3, opted-in, adopted-by-meta (bad-annotation and web were released under opt-in).
+    assert.deepEqual(instances.map((i) => String(i.display_name).split('/')[1]).sort(),
+      ['adopted-by-meta', 'opted-in', 'storm-0', 'storm-1', 'storm-2', 'storm-3'])
   })
 
   it('load_balancer.enabled: false stops managing Services; cloud_controller.enabled: false stops node initialization', async () => {

@@ -5,6 +5,7 @@ import {
   loadBalancerName,
   loadBalancerUpToDate,
   nodeAddress,
+  ownsInstance,
   serviceManagement,
   type LbNode,
   type LbService,
@@ -159,6 +160,15 @@ describe('cloud controller: the load balancer instance of a Service (desiredLoad
     assert.ok(!loadBalancerUpToDate({ports: [...desired.ports].reverse(), config: desired.config}, desired))
     const unnamed = desiredLoadBalancer(service({ports: [{port: 80, nodePort: 30080}]}), nodes, CLUSTER).desired!
     assert.ok(loadBalancerUpToDate({ports: [{port: 80, name: null, protocol: 'tcp', target_port: 30080}], config: unnamed.config}, unnamed))
+  })
+
+  it('ownsInstance: by the upstream name, else by consumer_meta.uid; never for another Service or without a UID', () => {
+    assert.ok(ownsInstance({name: loadBalancerName(UID)}, UID))
+    assert.ok(ownsInstance({name: 'renamed-by-the-api', consumer_meta: {kind: 'Service', uid: UID}}, UID))
+    assert.ok(!ownsInstance({name: 'other', consumer_meta: {uid: 'ffffffff-0000-4000-8000-000000000000'}}, UID))
+    assert.ok(!ownsInstance({name: 'other', consumer_meta: 'not an object'}, UID))
+    assert.ok(!ownsInstance({name: 'other', consumer_meta: null}, UID))
+    assert.ok(!ownsInstance({name: 'a', consumer_meta: {uid: ''}}, ''))
   })
 
   it('ingressUpToDate', () => {

@@ -42,10 +42,10 @@ export function CloudNodeController(session: ApiSession): Feature {
     start(manager) {
       const namespace = manager.namespace
       const builder = manager.controller('cloud-node')
-      const nodes = builder.for<KubeObject & CloudNode>({resource: nodeResource, kind: 'Node', transform: slimCloudNode as never}, {onUpdate: contentChanged})
+      const nodes = builder.for({resource: nodeResource, kind: 'Node', transform: slimCloudNode}, {onUpdate: contentChanged})
       const hostResource = {...crdResource(hostCrd), namespace}
       const hosts = builder.watches<HostObject>({resource: hostResource, kind: hostCrd.kind}, (host) => [host.spec?.source?.node_name ?? host.metadata.name])
-      const allNodes = () => nodes.cache.list().map((node) => node.metadata.name)
+      const allNodes = () => nodes.cache.list().map((node) => node.metadata?.name ?? '')
       const configs = builder.watches<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind}, allNodes, {
         onUpdate: (old, next) => old.status?.agent?.pop_name !== next.status?.agent?.pop_name,
       })
@@ -54,7 +54,7 @@ export function CloudNodeController(session: ApiSession): Feature {
         hosts.cache.get(`${namespace}/${nodeName}`) ?? hosts.cache.list().find((host) => host.spec?.source?.node_name === nodeName)
 
       const running = builder.complete(async ({key, logger, signal}) => {
-        const node = nodes.cache.get(key)
+        const node = nodes.cache.get(key) as (KubeObject & CloudNode) | undefined
         if (!node) return
         const host = hostOf(node.metadata.name)
         const popName = configs.cache.get(`${namespace}/${OPERATOR_CONFIG_NAME}`)?.status?.agent?.pop_name

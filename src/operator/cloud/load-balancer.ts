@@ -14,7 +14,8 @@
  * The instance:
  * - `name` = "a" + the Service's UID without dashes (the upstream `GetLoadBalancerName`): the natural key the
  *   instance is found by after a restart, so it is adopted, never created twice. `display_name` =
- *   `<namespace>/<service>`; `consumer_meta` names the cluster and the Service.
+ *   `<namespace>/<service>`; `consumer_meta` names the cluster and the Service (its UID is the second key, for an
+ *   instance whose name is not ours: `ownsInstance`).
  * - `ports`: one per Service port, in the Service's order: `{port, name, protocol: 'tcp', target_port: nodePort}`.
  *   A port without a nodePort (`allocateLoadBalancerNodePorts: false`) is skipped with a `NodePortMissing`
  *   problem; a UDP or SCTP port with `UnsupportedProtocol` (the API's load balancers forward TCP).
@@ -223,6 +224,17 @@ export function desiredLoadBalancer(service: LbService, nodes: readonly LbNode[]
     },
     problems,
   }
+}
+
+/**
+ * Whether an API instance belongs to the Service: its name is the Service's (`loadBalancerName`), or its
+ * `consumer_meta` names the Service's UID (the fallback for an API that names instances itself).
+ */
+export function ownsInstance(instance: {name?: string | null; consumer_meta?: unknown}, uid: string): boolean {
+  if (!uid) return false
+  if (instance.name === loadBalancerName(uid)) return true
+  const meta = instance.consumer_meta
+  return typeof meta === 'object' && meta !== null && (meta as {uid?: unknown}).uid === uid
 }
 
 /** Whether the API instance already forwards as desired (ports and config; other fields are the API's). */

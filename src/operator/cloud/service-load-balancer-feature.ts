@@ -14,7 +14,14 @@
  * never makes a second one), compares ports and config with the desired ones and patches only a difference. While
  * the IP is unknown the Service is polled every few seconds. Node changes requeue every managed Service.
  */
-import {ApiError, ApiNetworkError, adoptOrCreate, type LoadbalancerInstance, type LoadbalancerInstanceCreateRequest} from '../../api/index.js'
+import {
+  ApiError,
+  ApiNetworkError,
+  adoptOrCreate,
+  type LoadbalancerInstance,
+  type LoadbalancerInstanceCreateRequest,
+  type PolycrateApiClient,
+} from '../../api/index.js'
 import type {KubeObject} from '../../kube/client.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
@@ -27,6 +34,7 @@ import {
   ingressUpToDate,
   loadBalancerName,
   loadBalancerUpToDate,
+  ownsInstance,
   serviceManagement,
   type LbNode,
   type LbService,
@@ -73,7 +81,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
       const lbServiceKeys = () => services.cache.list()
         .filter((service) => service.spec?.type === 'LoadBalancer' || service.metadata.finalizers?.includes(finalizer))
         .map((service) => `${service.metadata.namespace}/${service.metadata.name}`)
-      const nodes = builder.watches<NodeObject>({resource: nodeResource, kind: 'Node', transform: slimLbNode as never}, lbServiceKeys, {onUpdate: contentChanged})
+      const nodes = builder.watches({resource: nodeResource, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
 
       const refOf = (service: ServiceObject, subresource?: string) => ({...serviceResource, namespace: service.metadata.namespace, name: service.metadata.name, subresource})
       const setFinalizers = (service: ServiceObject, list: string[], signal: AbortSignal) =>
@@ -84,6 +92,12 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         await client.mergePatch(refOf(service, 'status'), {status: {loadBalancer: {ingress: ingressStatus(ip).ingress ?? null}}}, {signal})
       }
       const apiError = (error: unknown) => error instanceof ApiNetworkError || error instanceof ApiError
+      /** The Service's instances: by name (one filtered list), else every instance of the workspace whose consumer_meta names it. */
+      const findInstances = async (api: PolycrateApiClient, workspaceId: string, uid: string, signal: AbortSignal) => {
+        const byName = await api.loadBalancers.listAll({name_exact: loadBalancerName(uid), workspaces: workspaceId}, {signal})
+        if (byName.length > 0) return byName
+        return (await api.loadBalancers.listAll({workspaces: workspaceId}, {signal})).filter((instance) => ownsInstance(instance, uid))
+      }
 
       const running = builder.complete(async ({key, logger, signal}) => {
         const service = services.cache.get(key)
@@ -95,12 +109,12 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         const wanted = management.managed && !service.metadata.deletionTimestamp
         const api = session.client
         const identity = session.identity
-        const name = loadBalancerName(service.metadata.uid ?? '')
+        const uid = service.metadata.uid ?? ''
 
         if (!wanted) {
           if (!hasFinalizer) return
           if (!api || !identity) throw new Error(`cannot delete the load balancer of ${key} yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
-          const found = await api.loadBalancers.listAll({name_exact: name, workspaces: identity.workspaceId}, {signal})
+          const found = await findInstances(api, identity.workspaceId, uid, signal)
           if (found.length > 0) {
             await recorder.record(service, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer')
             for (const instance of found) {
@@ -114,8 +128,12 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
           return
         }
 
-        if (!api || !identity) return // a session change requeues every Service
-        const plan = desiredLoadBalancer(service, nodes.cache.list(), identity.clusterId)
+        if (!api || !identity) {
+          // Right after a start the first health report is still out; a known problem is shown. A session change requeues every Service.
+          if (session.problem) await recorder.record(service, 'Warning', 'APINotConnected', `The load balancer waits for the Polycrate API connection: ${session.problem}`)
+          return
+        }
+        const plan = desiredLoadBalancer(service, nodes.cache.list() as NodeObject[], identity.clusterId)
         for (const problem of plan.problems) await recorder.record(service, 'Warning', problem.reason, problem.message)
         if (!plan.desired) return
         if (!identity.organizationId) throw new Error('the Polycrate API did not tell the organization of the workspace; a load balancer needs it')
@@ -124,22 +142,20 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         const desired = plan.desired
         let instance: LoadbalancerInstance
         try {
-          const candidates = await api.loadBalancers.listAll({name_exact: name, workspaces: identity.workspaceId}, {signal})
-          const existing = candidates[0]
+          const [existing] = await findInstances(api, identity.workspaceId, uid, signal)
+          const update = (id: string) => api.loadBalancers.update(id, {name: desired.name, display_name: desired.display_name, ports: desired.ports, config: desired.config, consumer_meta: desired.consumer_meta}, {signal})
           if (existing && loadBalancerUpToDate(existing, desired)) {
             instance = existing
           } else {
             await recorder.record(service, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer')
             if (existing) {
-              instance = await api.loadBalancers.update(existing.id, {ports: desired.ports, config: desired.config, consumer_meta: desired.consumer_meta}, {signal})
+              instance = await update(existing.id)
               logger.info('load balancer updated in the API', {service: key, apiId: instance.id})
             } else {
+              // A 409 (the create raced another, or its answer was lost) reads the instance back instead.
               const body: LoadbalancerInstanceCreateRequest = {...desired, workspace: identity.workspaceId, organization: identity.organizationId}
-              const result = await adoptOrCreate(api.loadBalancers, {lookup: {name_exact: name, workspaces: identity.workspaceId}, body, signal})
-              instance = result.object
-              if (!result.created && !loadBalancerUpToDate(instance, desired)) {
-                instance = await api.loadBalancers.update(instance.id, {ports: desired.ports, config: desired.config, consumer_meta: desired.consumer_meta}, {signal})
-              }
+              const result = await adoptOrCreate(api.loadBalancers, {lookup: {workspaces: identity.workspaceId}, matches: (candidate) => ownsInstance(candidate, uid), body, signal})
+              instance = result.created || loadBalancerUpToDate(result.object, desired) ? result.object : await update(result.object.id)
               logger.info(result.created ? 'load balancer created in the API' : 'existing load balancer adopted', {service: key, apiId: instance.id})
             }
             await recorder.record(service, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer')
