@@ -227,6 +227,7 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
       return current.length === 1 && backends(current[0]!, 80).includes(`${ipPrefix}4:${port80}`) ? current[0] : undefined
     }, 30_000, 'node d in the backends')
     assert.equal(withD.id, instance.id)
+    await waitForEvent(appNamespace, 'web', 'UpdatedLoadBalancer')
 
     await client.mergePatch({...nodes, name: `cloud-${run}-c`, subresource: 'status'}, {status: {conditions: [readyCondition(false)]}})
     await eventually(async () => {

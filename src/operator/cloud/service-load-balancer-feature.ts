@@ -8,8 +8,9 @@
  * - the finalizer `service.kubernetes.io/load-balancer-cleanup` is on before the instance can exist; when the
  *   Service is deleted, changes away from type LoadBalancer or stops being managed (annotation, scope, class), the
  *   instance is deleted first, then `status.loadBalancer` cleared and the finalizer removed;
- * - Events `EnsuringLoadBalancer` / `EnsuredLoadBalancer` around each create or update, `DeletingLoadBalancer` /
- *   `DeletedLoadBalancer` around the delete, `UnAvailableLoadBalancer` without nodes.
+ * - Events `EnsuringLoadBalancer` / `EnsuredLoadBalancer` around each create or port change, `UpdatedLoadBalancer`
+ *   when only the nodes changed, `DeletingLoadBalancer` / `DeletedLoadBalancer` around the delete,
+ *   `UnAvailableLoadBalancer` without nodes, `SyncLoadBalancerFailed` when the API fails.
  * Level-triggered: each reconcile looks the instance up by its name (adopt-or-create: a restart or a lost answer
  * never makes a second one), compares ports and config with the desired ones and patches only a difference. While
  * the IP is unknown the Service is polled every few seconds. Node changes requeue every managed Service.
@@ -146,6 +147,11 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
           const update = (id: string) => api.loadBalancers.update(id, {name: desired.name, display_name: desired.display_name, ports: desired.ports, config: desired.config, consumer_meta: desired.consumer_meta}, {signal})
           if (existing && loadBalancerUpToDate(existing, desired)) {
             instance = existing
+          } else if (existing && loadBalancerUpToDate({...existing, config: desired.config}, desired)) {
+            // Only the backends changed (a node came, went or changed its address): upstream's node sync event.
+            instance = await update(existing.id)
+            logger.info('load balancer backends updated in the API', {service: key, apiId: instance.id})
+            await recorder.record(service, 'Normal', 'UpdatedLoadBalancer', 'Updated load balancer with new hosts')
           } else {
             await recorder.record(service, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer')
             if (existing) {
