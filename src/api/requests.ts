@@ -340,6 +340,8 @@ export interface LoadbalancerPort {
 export interface LoadbalancerInstanceCreateRequest {
   workspace: Uuid
   organization: Uuid
+  /** ManagedObject `name` (writable on every model): the operator's natural key for adopt-or-create. */
+  name?: string
   display_name?: string
   config?: string
   ports?: LoadbalancerPort[]

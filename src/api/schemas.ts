@@ -456,6 +456,8 @@ export const loadbalancerInstance = z.looseObject({
     target_port: optionalInt,
   })).nullable().optional(),
   consumer_meta: z.unknown().optional(),
+  /** The public IP; null while the instance is still being provisioned (label key `polycrate_loadbalancerinstance_ip_address`). */
+  ip_address: optionalString,
 })
 export type LoadbalancerInstance = z.infer<typeof loadbalancerInstance>
 

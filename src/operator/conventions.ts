@@ -79,6 +79,21 @@ export const finalizers = {
   backupScheduleSync: 'polycrate.io/backupschedule-cleanup',
   certificateSync: 'polycrate.io/certificate-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
+  /** On Services of type LoadBalancer: the upstream service controller's finalizer (k8s.io/cloud-provider). */
+  loadBalancerCleanup: 'service.kubernetes.io/load-balancer-cleanup',
+} as const
+
+/** The cloud-provider conventions the cloud controller (CCM-lite) follows (k8s.io/cloud-provider, protocols.md §5). */
+export const cloudProvider = {
+  /** `spec.providerID` = `polycrate://<clusterID>/<node>`. */
+  providerName: 'polycrate',
+  /** Added by the kubelet under --cloud-provider=external; removed once the node is initialized. */
+  uninitializedTaint: 'node.cloudprovider.kubernetes.io/uninitialized',
+  regionLabel: 'topology.kubernetes.io/region',
+  /** The deprecated region label; the upstream cloud node controller writes both. */
+  deprecatedRegionLabel: 'failure-domain.beta.kubernetes.io/region',
+  /** Nodes with this label are left out of load balancers (upstream service controller). */
+  excludeFromLoadBalancersLabel: 'node.kubernetes.io/exclude-from-external-load-balancers',
 } as const
 
 /** Condition types written on polycrate.io objects. */

@@ -20,6 +20,7 @@ import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 import type {RolloutCluster, RolloutDashboard} from '../../../src/api/rollout-types.js'
 import {bearerToken, canSee, Tokens, type Principal, type TokenKind} from './auth.js'
+import {CloudSimulation} from './cloud.js'
 import {Faults} from './faults.js'
 import {
   authenticationFailed,
@@ -222,6 +223,8 @@ export class ApiSimulator {
   readonly requests: RequestLogEntry[] = []
   /** Fault injection: `set(config)` replaces the configuration, `clear()` removes it. */
   readonly faults = new Faults()
+  /** The agent's PoP and the delay before a load balancer instance gets its IP (cloud.ts). */
+  readonly cloud = new CloudSimulation()
   /** SystemConfig as `GET/PATCH /api/v1/system/config/` serve it; tests may change it directly. */
   systemConfig: Record<string, unknown> = {
     SYSTEM_NAME: 'Polycrate API simulator',
@@ -252,7 +255,6 @@ export class ApiSimulator {
   /** agent id → the id of the downtime opened because it went silent. */
   private readonly silenceDowntimes = new Map<string, string>()
   private readonly rolloutFlags = new Map<string, {paused: boolean; forced: boolean}>()
-  private loadbalancerAddresses = 0
 
   static async start(options: SimulatorOptions = {}): Promise<ApiSimulator> {
     const simulator = new ApiSimulator(options)
@@ -563,10 +565,7 @@ export class ApiSimulator {
       object.credential ??= {id: credential.id, name: credential.name, api_user: accessKey}
       object.access_keys ??= [{id: credential.id, access_key: accessKey, primary: true}]
     }
-    if (resource === 'loadbalancers/instances' && object.ip_address === undefined) {
-      this.loadbalancerAddresses += 1
-      object.ip_address = `203.0.113.${(this.loadbalancerAddresses % 254) + 1}`
-    }
+    if (resource === 'loadbalancers/instances') this.cloud.created(object, this.now())
     this.store.save(resource, object)
     return object
   }
@@ -588,6 +587,7 @@ export class ApiSimulator {
    */
   private sweepAgents(): void {
     const now = this.now()
+    this.cloud.assignDueAddresses((id) => this.store.find('loadbalancers/instances', id), now)
     for (const agent of this.store.all('agents')) {
       if (agent.is_deleted === true) continue
       const lastSeen = typeof agent.last_seen === 'string' ? Date.parse(agent.last_seen) : Number.NaN
@@ -1186,8 +1186,8 @@ export class ApiSimulator {
         agent_id: agent.id,
         reported_agent_id: reportedId,
         health_data_id: healthData.id,
-        pop_name: '',
-        pop_id: null,
+        pop_name: this.cloud.popName,
+        pop_id: this.cloud.popId,
         endpoint_monitoring_mode: text(workspace?.endpoint_monitoring_mode) ?? 'auto',
         operator_global_endpoint_monitor: false,
         workspace_id: workspaceId,
