@@ -14,6 +14,7 @@ import type {ApiSession} from '../agent/api-session.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
+import {READ} from '../permissions.js'
 import {nodeResource} from '../discovery/host-discovery-feature.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {planNodeInit, type CloudNode} from './node-init.js'
@@ -38,6 +39,12 @@ export function CloudNodeController(session: ApiSession): Feature {
   return {
     name: 'cloud-node',
     enabled: (config) => config.cloud_controller.enabled,
+    permissions: [
+      // providerID, region labels and the uninitialized taint; never create or delete.
+      {group: '', resource: 'nodes', verbs: [...READ, 'patch']},
+      {group: 'polycrate.io', resource: hostCrd.plural, verbs: READ},
+      {group: 'polycrate.io', resource: `${hostCrd.plural}/status`, verbs: ['patch']},
+    ],
     settings: () => ({}),
     start(manager) {
       const namespace = manager.namespace

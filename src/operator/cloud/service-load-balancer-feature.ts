@@ -27,6 +27,7 @@ import type {KubeObject} from '../../kube/client.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
 import type {Feature} from '../features.js'
+import {READ} from '../permissions.js'
 import {nodeResource} from '../discovery/host-discovery-feature.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {
@@ -68,6 +69,12 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
   return {
     name: 'cloud-load-balancer',
     enabled: (config) => config.cloud_controller.enabled && config.cloud_controller.load_balancer.enabled,
+    permissions: [
+      // The cleanup finalizer on the Service, the ingress in its status; nodes for the backends.
+      {group: '', resource: 'services', verbs: [...READ, 'patch']},
+      {group: '', resource: 'services/status', verbs: ['patch']},
+      {group: '', resource: 'nodes', verbs: READ},
+    ],
     settings: (config) => ({scope: config.cloud_controller.load_balancer.service_scope, interval: config.api_sync.sync_interval_seconds}),
     start(manager, config) {
       const scope: ServiceScope = config.cloud_controller.load_balancer.service_scope
