@@ -79,6 +79,7 @@ export const finalizers = {
   backupScheduleSync: 'polycrate.io/backupschedule-cleanup',
   certificateSync: 'polycrate.io/certificate-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
+  k8sCluster: 'polycrate.io/k8scluster-cleanup',
 } as const
 
 /** Condition types written on polycrate.io objects. */
@@ -87,6 +88,8 @@ export const conditionTypes = {
   ready: 'Ready',
   synced: 'Synced',
   apiConnected: 'APIConnected',
+  /** K8sCluster: the CR holds the workspace's API cluster; reason Created or Adopted. */
+  registered: 'Registered',
 } as const
 
 /** The longest label value Kubernetes accepts. */
