@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
 import path from 'node:path'
+import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {createLogger} from '../../src/lib/logger.js'
@@ -123,6 +124,12 @@ describe('K8sCluster (real apiservers)', function () {
       const {stdout} = await execa('kubectl', ['--kubeconfig', controlPlane().kubeconfigPath, 'get', 'k8sclusters', '-n', namespace])
       for (const [name, phase] of [['valid', 'Ready'], ['wrong-token', 'Unauthorized'], ['wrong-ca', 'Error'], ['closed-port', 'Unreachable']]) {
         assert.match(stdout, new RegExp(`^${name} +https://127\\.0\\.0\\.1:\\d+ +.*${phase} +\\S+$`, 'm'), stdout)
+      }
+      const status = await runCommand(['operator', 'status', '--kubeconfig', controlPlane().kubeconfigPath, '--namespace', namespace])
+      assert.equal(status.error, undefined, status.error?.message)
+      assert.match(status.stdout, /^K8sClusters\n-+\n {2}NAMESPACE +NAME +API SERVER +VERSION +PHASE/m)
+      for (const [name, phase] of [['valid', 'Ready'], ['wrong-token', 'Unauthorized'], ['wrong-ca', 'Error'], ['closed-port', 'Unreachable']]) {
+        assert.match(status.stdout, new RegExp(`^ {2}${namespace} +${name} +https://127\\.0\\.0\\.1:\\d+ +.*${phase}`, 'm'), status.stdout)
       }
     })
 

@@ -54,8 +54,7 @@ describe('API simulator: S3 regions, availability, quota, rotation', () => {
     assert.ok(S3_KEY_PATTERN.test(String(first.access_key)) && S3_KEY_PATTERN.test(String(first.secret_key)))
     assert.equal(sim.rotateS3Credentials(bucket.id), true)
     const second = (await mine.s3Buckets.credentials(bucket.id)).data.credentials[0]!
-    assert.notEqual(second.access_key, first.access_key)
-    assert.notEqual(second.secret_key, first.secret_key)
+    assert.ok(second.access_key !== first.access_key && second.secret_key !== first.secret_key, 'both keys replaced') // never print keys
     sim.s3.credentialsPending = true
     assert.deepEqual((await mine.s3Buckets.credentials(bucket.id)).data.credentials, [])
     sim.s3.credentialsPending = false
