@@ -11,7 +11,7 @@
  * Secret. `reclaim_policy: delete` deletes the API bucket before the finalizer lets the CR go; `retain` keeps it.
  * Keys live only in the Secret's data: never in logs, Events, conditions, status or errors.
  */
-import {ApiNotFoundError, type PolycrateApiClient, type S3Bucket} from '../../api/index.js'
+import {adoptOrCreate, ApiNotFoundError, type PolycrateApiClient, type S3Bucket} from '../../api/index.js'
 import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
 import {s3BucketCrd, type S3BucketSpec} from '../../crds/s3-bucket.js'
 import type {KubeObject} from '../../kube/client.js'
@@ -93,7 +93,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
         {resource: secrets, kind: 'Secret', labelSelector: `${labels.objectType}=${SECRET_OBJECT_TYPE}`},
         (secret) => (secret.metadata.ownerReferences ?? []).filter((ref) => ref.kind === 'S3Bucket' && ref.name).map((ref) => `${secret.metadata.namespace}/${ref.name}`),
       )
-      let recorder: ReturnType<typeof manager.recorder> | undefined
+      const recorder = manager.recorder('s3-bucket-provisioning')
 
       const refOf = (object: S3BucketObject, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
       const writeStatus = async (object: S3BucketObject, phase: S3Phase, reason: string, message: string, facts: S3StatusFacts, signal: AbortSignal) => {
@@ -106,7 +106,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
       const fail = async (object: S3BucketObject, reason: string, message: string, signal: AbortSignal) => {
         const repeated = object.status?.phase === 'Error' && object.status.message === message
         await writeStatus(object, 'Error', reason, message, {}, signal)
-        if (!repeated) await recorder!.record(object, 'Warning', reason, message)
+        if (!repeated) await recorder.record(object, 'Warning', reason, message)
       }
       const setFinalizers = (object: S3BucketObject, list: string[], signal: AbortSignal) =>
         client.mergePatch(refOf(object), {metadata: {finalizers: list, resourceVersion: object.metadata.resourceVersion}}, {signal})
@@ -118,10 +118,10 @@ export function S3BucketReconciler(session: ApiSession): Feature {
           if (!api) throw new Error(`cannot delete S3 bucket ${bucketId} (reclaim_policy: delete) yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
           const outcome = await api.s3Buckets.delete(bucketId, {signal})
           logger.info('S3 bucket deleted from the API (reclaim_policy: delete)', {bucketId, outcome})
-          await recorder!.record(object, 'Normal', 'BucketDeleted', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) was deleted in the Polycrate API (reclaim_policy: delete).`)
+          await recorder.record(object, 'Normal', 'BucketDeleted', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) was deleted in the Polycrate API (reclaim_policy: delete).`)
         } else if (bucketId) {
           logger.info('S3 bucket kept in the API (reclaim_policy: retain)', {bucketId})
-          await recorder!.record(object, 'Normal', 'BucketRetained', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) stays in the Polycrate API (reclaim_policy: retain).`)
+          await recorder.record(object, 'Normal', 'BucketRetained', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) stays in the Polycrate API (reclaim_policy: retain).`)
         }
         await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.s3Bucket), signal)
       }
@@ -138,13 +138,13 @@ export function S3BucketReconciler(session: ApiSession): Feature {
             if (!(error instanceof ApiNotFoundError)) throw error
           }
           logger.info('S3 bucket was deleted on the API side; provisioning it again', {bucketId: knownId})
-          await recorder!.record(object, 'Warning', 'BucketRecreated', `The S3 bucket ${knownId} was deleted in the Polycrate API; it is created again (its objects are gone).`)
+          await recorder.record(object, 'Warning', 'BucketRecreated', `The S3 bucket ${knownId} was deleted in the Polycrate API; it is created again (its objects are gone).`)
         }
         const existing = (await api.s3Buckets.listAll({name_exact: name, region: region.id}, {signal})).find((bucket) => bucket.name === name && !bucket.is_deleted)
         if (existing) {
           if (existing.id !== knownId) {
             logger.info('existing S3 bucket adopted', {bucketId: existing.id})
-            await recorder!.record(object, 'Normal', 'BucketAdopted', `The S3 bucket ${name} already exists in region ${region.name} (${existing.id}); it is adopted, not created again.`)
+            await recorder.record(object, 'Normal', 'BucketAdopted', `The S3 bucket ${name} already exists in region ${region.name} (${existing.id}); it is adopted, not created again.`)
           }
           return {bucket: existing, adopted: true}
         }
@@ -153,17 +153,19 @@ export function S3BucketReconciler(session: ApiSession): Feature {
           return undefined
         }
         await writeStatus(object, 'Provisioning', 'Provisioning', `Creating the S3 bucket ${name} in region ${region.name}.`, {region: region.name}, signal)
-        const created = await api.s3Buckets.create({name, region: region.id}, {signal})
-        logger.info('S3 bucket created in the API', {bucketId: created.id})
-        await recorder!.record(object, 'Normal', 'BucketCreated', `The S3 bucket ${name} was created in region ${region.name} (${created.id}).`)
-        return {bucket: created, adopted: false}
+        // A 409 (a create whose answer got lost, a race) is looked up again and adopted; still none → taken.
+        const {object: bucket, created} = await adoptOrCreate(api.s3Buckets, {lookup: {name_exact: name, region: region.id}, body: {name, region: region.id}, matches: (candidate) => candidate.name === name, signal})
+        logger.info(created ? 'S3 bucket created in the API' : 'existing S3 bucket adopted', {bucketId: bucket.id})
+        await recorder.record(object, 'Normal', created ? 'BucketCreated' : 'BucketAdopted', created
+          ? `The S3 bucket ${name} was created in region ${region.name} (${bucket.id}).`
+          : `The S3 bucket ${name} already exists in region ${region.name} (${bucket.id}); it is adopted, not created again.`)
+        return {bucket, adopted: !created}
       }
 
       const reconcile = async ({key, logger, signal}: ReconcileContext) => {
         const cached = buckets.cache.get(key)
         if (!cached) return
         const object: S3BucketObject = {...cached, status: cached.status ? {...cached.status} : undefined}
-        recorder ??= manager.recorder('s3-bucket-provisioning')
         const hasFinalizer = object.metadata.finalizers?.includes(finalizers.s3Bucket) ?? false
         if (object.metadata.deletionTimestamp) {
           if (hasFinalizer) await finalize(object, logger, signal)
