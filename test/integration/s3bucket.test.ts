@@ -12,7 +12,7 @@ import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
-type Bucket = KubeObject & {metadata: {name: string; uid: string; finalizers?: string[]}; spec: {name: string; region?: string; reclaim_policy?: string}; status?: Record<string, unknown> & {phase?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
+type Bucket = KubeObject & {metadata: {name: string; namespace?: string; uid: string; finalizers?: string[]}; spec: {name: string; region?: string; reclaim_policy?: string}; status?: Record<string, unknown> & {phase?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
 type Secret = KubeObject & {data?: Record<string, string>; type?: string; metadata: {labels?: Record<string, string>; ownerReferences?: Array<Record<string, unknown>>; uid?: string}}
 interface EventObject {
   type: string
@@ -54,6 +54,19 @@ function helpers(client: KubeClient, sim: ApiSimulator, namespace: () => string)
   }
 }
 
+/**
+ * The control plane is shared: S3Bucket CRs other files left behind (the seed examples) were provisioned by our
+ * operators too. Take our finalizer off them again, so that nothing waits for an operator that is gone.
+ */
+async function releaseForeignBuckets(client: KubeClient, namespace: string): Promise<void> {
+  const all = (await client.request<{items: Bucket[]}>({path: '/apis/polycrate.io/v1alpha1/s3buckets'})).items
+  for (const bucket of all) {
+    if (bucket.metadata.namespace === namespace || !bucket.metadata.finalizers?.includes('polycrate.io/s3bucket-cleanup')) continue
+    const finalizers = bucket.metadata.finalizers.filter((name) => name !== 'polycrate.io/s3bucket-cleanup')
+    await client.mergePatch({...bucketsIn(bucket.metadata.namespace!), name: bucket.metadata.name}, {metadata: {finalizers}}).catch(() => {})
+  }
+}
+
 describe('S3Bucket provisioning (real apiserver, simulator)', function () {
   this.timeout(180_000)
   let client: KubeClient
@@ -88,6 +101,7 @@ describe('S3Bucket provisioning (real apiserver, simulator)', function () {
     for (const bucket of left) await h.deleteAndWait(bucket.metadata.name).catch((error) => process.stderr.write(`[s3bucket after] ${(error as Error).message}\n`))
     stop?.abort()
     await running
+    await releaseForeignBuckets(client, namespace)
     client?.close()
     await sim?.close()
   })
@@ -349,6 +363,7 @@ describe('S3Bucket provisioning: SIGKILL between bucket create and Secret write 
     const left = (await client.request<{items: Bucket[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items
     for (const bucket of left) await h.deleteAndWait(bucket.metadata.name).catch(() => {})
     await Promise.all(operators.map((o) => o.stop('SIGKILL')))
+    await releaseForeignBuckets(client, namespace)
     client?.close()
     await sim?.close()
   })
@@ -372,7 +387,8 @@ describe('S3Bucket provisioning: SIGKILL between bucket create and Secret write 
       assert.equal(decode(secret).BUCKET_NAME, `kill-${i}-data`)
       assert.equal(h.apiBuckets(`kill-${i}-data`).length, 1, `one API bucket kill-${i}-data`)
     }
-    const creates = sim.requests.filter((r) => r.method === 'POST' && r.resource === 's3/buckets' && r.status === 201)
+    // (Only ours: S3Bucket CRs other test files left in the shared cluster are provisioned too.)
+    const creates = sim.requests.filter((r) => r.method === 'POST' && r.resource === 's3/buckets' && r.status === 201 && /^kill-\d-data$/.test(String((r.body as {name?: string}).name)))
     assert.equal(creates.length, 5, 'one create per bucket')
     const metrics = await (await fetch(final.metricsUrl)).text()
     for (const operator of operators) assert.ok(!S3_KEY_PATTERN.test(operator.rawOutput()), 'no S3 key in an operator\'s output')

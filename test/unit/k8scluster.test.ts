@@ -94,11 +94,20 @@ describe('K8sCluster (pure)', () => {
     for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH']) assert.ok(!isTlsCode(code), code)
   })
 
-  it('the oldest CR not being deleted holds the workspace\'s cluster slot', () => {
-    assert.equal(slotHolder([]), undefined)
-    assert.equal(slotHolder([{key: 'b/x', creationTimestamp: '2026-01-02T00:00:00Z'}, {key: 'a/y', creationTimestamp: '2026-01-01T00:00:00Z'}]), 'a/y')
-    assert.equal(slotHolder([{key: 'b/x', creationTimestamp: '2026-01-01T00:00:00Z'}, {key: 'a/y', creationTimestamp: '2026-01-01T00:00:00Z'}]), 'a/y')
-    assert.equal(slotHolder([{key: 'a/y', creationTimestamp: '2026-01-01T00:00:00Z', deleting: true}, {key: 'b/x', creationTimestamp: '2026-01-02T00:00:00Z'}]), 'b/x')
+  describe('which CR holds the workspace\'s one cluster slot', () => {
+    const t1 = '2026-01-01T00:00:00Z'
+    const t2 = '2026-01-02T00:00:00Z'
+    const cases: Array<[title: string, claims: Parameters<typeof slotHolder>[0], holder: string | undefined]> = [
+      ['nobody', [], undefined],
+      ['none Ready, none registered: nobody (a typo never takes the slot)', [{key: 'a/x', creationTimestamp: t1}], undefined],
+      ['the oldest Ready one', [{key: 'b/x', creationTimestamp: t2, ready: true}, {key: 'a/y', creationTimestamp: t1, ready: true}], 'a/y'],
+      ['same age: by key', [{key: 'b/x', creationTimestamp: t1, ready: true}, {key: 'a/y', creationTimestamp: t1, ready: true}], 'a/y'],
+      ['an older CR that is not Ready does not take it', [{key: 'a/old', creationTimestamp: t1}, {key: 'b/new', creationTimestamp: t2, ready: true}], 'b/new'],
+      ['the registered one keeps it, Ready or not', [{key: 'a/old', creationTimestamp: t1, ready: true}, {key: 'b/reg', creationTimestamp: t2, registered: true}], 'b/reg'],
+      ['one being deleted lets go', [{key: 'a/reg', creationTimestamp: t1, registered: true, deleting: true}, {key: 'b/x', creationTimestamp: t2, ready: true}], 'b/x'],
+      ['two registered (a race): the older', [{key: 'b/r', creationTimestamp: t2, registered: true}, {key: 'a/r', creationTimestamp: t1, registered: true}], 'a/r'],
+    ]
+    for (const [title, claims, holder] of cases) it(title, () => assert.equal(slotHolder(claims), holder))
   })
 
   it('API body: display name (default: CR name), description, version when known', () => {

@@ -185,8 +185,19 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
         if (!session.client || !session.identity) {
           sync = {status: 'pending', reason: 'APINotConnected', message: `Not registered yet: ${session.problem ?? 'waiting for the Polycrate API connection'}.`}
         } else {
-          const holder = slotHolder(clusters.cache.list().map((c) => ({key: `${c.metadata.namespace}/${c.metadata.name}`, creationTimestamp: c.metadata.creationTimestamp as string | undefined, deleting: Boolean(c.metadata.deletionTimestamp)})))
-          if (holder !== key) {
+          const holder = slotHolder(clusters.cache.list().map((c) => {
+            const own = `${c.metadata.namespace}/${c.metadata.name}`
+            return {
+              key: own,
+              creationTimestamp: c.metadata.creationTimestamp as string | undefined,
+              deleting: Boolean(c.metadata.deletionTimestamp),
+              registered: Boolean(c.status?.apiID) && registeredCondition(c) !== undefined,
+              ready: own === key ? probe.phase === 'Ready' : c.status?.phase === 'Ready',
+            }
+          }))
+          if (holder === undefined) {
+            sync = {status: 'pending', reason: 'NotRegisteredUntilReady', message: 'Registered in the Polycrate API once its API server answers with the credentials (phase Ready).'}
+          } else if (holder !== key) {
             phase = 'Error'
             sync = {status: 'error', reason: 'WorkspaceHasCluster', message: `The Polycrate API keeps one cluster per workspace, and K8sCluster ${holder} holds it: this CR is probed but not registered. Delete one of the two.`}
           } else {
@@ -204,6 +215,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
         const message = phase === probe.phase ? probe.message : sync.message
         let conditions = setCondition(object.status?.conditions as Condition[] | undefined, {type: conditionTypes.ready, status: probe.phase === 'Ready' ? 'True' : 'False', reason: probe.reason, message: probe.message, observedGeneration: generation}, now)
         conditions = setCondition(conditions, {type: conditionTypes.synced, status: sync.status === 'synced' ? 'True' : 'False', reason: sync.reason, message: sync.message, observedGeneration: generation}, now)
+        if (sync.reason === 'WorkspaceHasCluster') conditions = setCondition(conditions, {type: conditionTypes.registered, status: 'False', reason: sync.reason, message: sync.message, observedGeneration: generation}, now)
         if (sync.how) conditions = setCondition(conditions, {type: conditionTypes.registered, status: 'True', reason: sync.how, message: sync.how === 'Created' ? 'This CR created the cluster in the API; deleting the CR deletes it.' : 'This CR adopted the workspace\'s cluster; deleting the CR keeps it.', observedGeneration: generation}, now)
         const patch: Record<string, unknown> = {
           phase,

@@ -139,13 +139,21 @@ export interface ClusterClaim {
   key: string
   creationTimestamp?: string
   deleting?: boolean
+  /** Holds the API cluster already (status.apiID and condition Registered). */
+  registered?: boolean
+  /** Its last probe was Ready. */
+  ready?: boolean
 }
 
-/** The CR that holds the workspace's one cluster slot (pure): the oldest one not being deleted, then by key. */
+/**
+ * The CR that holds the workspace's one cluster slot (pure): the registered one; while none is, the oldest whose
+ * API server answered (a CR with a typo or missing credentials never takes the slot); CRs being deleted never.
+ */
 export function slotHolder(claims: readonly ClusterClaim[]): string | undefined {
-  return [...claims]
-    .filter((claim) => !claim.deleting)
-    .sort((a, b) => (a.creationTimestamp ?? '').localeCompare(b.creationTimestamp ?? '') || a.key.localeCompare(b.key))[0]?.key
+  const oldest = (list: ClusterClaim[]) =>
+    list.sort((a, b) => (a.creationTimestamp ?? '').localeCompare(b.creationTimestamp ?? '') || a.key.localeCompare(b.key))[0]?.key
+  const live = claims.filter((claim) => !claim.deleting)
+  return oldest(live.filter((claim) => claim.registered)) ?? oldest(live.filter((claim) => claim.ready))
 }
 
 /** The fields of the API cluster the CR sets, on create and adopt alike (pure): display name, description, version. */
