@@ -7,8 +7,9 @@
  * only), so a rotated token is picked up without a restart.
  *
  * The API keeps one cluster per workspace: the registered CR holds the slot (while none is: the oldest one whose API
- * server answered, `slotHolder`) and adopts the workspace's cluster (the one `local_cluster` registered, or any) or creates it with `spec.kind` (default generic); it sets
- * the display name and description from the CR. Any other CR gets phase Error, reason WorkspaceHasCluster. The
+ * server answered, `slotHolder`) and adopts the workspace's cluster (the one `local_cluster` registered, or any) or
+ * creates it with `spec.kind` (default generic); it sets the display name and description from the CR. Any other CR
+ * gets phase Error, reason WorkspaceHasCluster. The
  * finalizer deletes the API cluster only when this CR created it. Credentials stay inside the reconcile: the probe
  * target is never logged, and no message, Event or status field carries them.
  */
