@@ -123,10 +123,12 @@ describe('S3Bucket provisioning (real apiserver, simulator)', function () {
       assert.match(status.stdout, new RegExp(`^ {2}${namespace} +${name} +.*${phase}`, 'm'), status.stdout)
     }
     try {
-      // Provisioning: the API takes its time to create the bucket; WaitingForCredentials: no key yet.
-      sim.faults.set({latencyMs: 8000, match: (method, path) => method === 'POST' && path === '/api/v1/s3/buckets/'})
+      // Pending: the regions come slowly; Provisioning: so does the bucket; WaitingForCredentials: no key yet.
+      sim.faults.set({latencyMs: 8000, match: (method, path) => (method === 'POST' && path === '/api/v1/s3/buckets/') || (method === 'GET' && path === '/api/v1/s3/regions/')})
       sim.s3.credentialsPending = true
       await h.create('phases', {name: 'phases-data', region: 'fsn1'})
+      await h.phase('phases', 'Pending')
+      await shown('phases', 'Pending')
       await h.phase('phases', 'Provisioning')
       await shown('phases', 'Provisioning')
       await h.phase('phases', 'WaitingForCredentials')
