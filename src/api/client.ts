@@ -55,6 +55,8 @@ import {
   k8sVolume,
   loadbalancerInstance,
   maintenance,
+  s3Cluster,
+  s3Region,
   type Agent,
   type Artifact,
   type Backup,
@@ -68,6 +70,8 @@ import {
   type K8sVolume,
   type LoadbalancerInstance,
   type Maintenance,
+  type S3Cluster,
+  type S3Region,
 } from './schemas.js'
 import type {
   AgentRequest,
@@ -209,8 +213,12 @@ export class PolycrateApiClient {
   readonly certificates: CertificatesResource
   /** Read-only (global catalogue; agents may not write). */
   readonly artifacts: ReadOnlyResource<Artifact>
-  /** CRUD plus `credentials(id)`. */
+  /** CRUD plus `credentials(id)` and `available(bucket, region)`. */
   readonly s3Buckets: S3BucketsResource
+  /** `GET /api/v1/s3/regions/`: the regions buckets can be created in. */
+  readonly s3Regions: ReadOnlyResource<S3Region>
+  /** `/api/v1/s3/clusters/`: S3 clusters (read here). */
+  readonly s3Clusters: ReadOnlyResource<S3Cluster>
   /** CRUD plus `resolve(fqdn)` (undefined when no zone matches). */
   readonly dnsZones: DnsZonesResource
   /** Ids are `<zone_uuid>::<provider_id>` for external zones (URL-encoded in paths). */
@@ -261,6 +269,8 @@ export class PolycrateApiClient {
     this.certificates = new CertificatesResource(this, 'certificates', certificate)
     this.artifacts = new ReadOnlyResource(this, 'artifacts', artifact)
     this.s3Buckets = new S3BucketsResource(this)
+    this.s3Regions = new ReadOnlyResource(this, 's3/regions', s3Region)
+    this.s3Clusters = new ReadOnlyResource(this, 's3/clusters', s3Cluster)
     this.dnsZones = new DnsZonesResource(this)
     this.dnsRecords = new Resource(this, 'domains/dnsrecords', dnsRecord)
     this.loadBalancers = new Resource(this, 'loadbalancers/instances', loadbalancerInstance)

@@ -25,6 +25,7 @@ import {
   maintenanceWindowStatus,
   paginated,
   s3Bucket,
+  s3BucketAvailability,
   s3CredentialListResponse,
   systemConfig,
   workspace,
@@ -193,6 +194,12 @@ export class S3BucketsResource extends Resource<S3Bucket, S3BucketRegionRequest>
   async credentials(id: string, options: CallOptions = {}): Promise<S3CredentialListResponse> {
     const {data} = await this.client.request({method: 'GET', path: this.itemPath(id, 'credentials'), schema: s3CredentialListResponse, resource: `${this.collection}/credentials`, signal: options.signal})
     return data
+  }
+
+  /** `GET /api/v1/s3/buckets/available/?bucket=&region=`: whether the name is free in the region (any workspace). */
+  async available(bucket: string, region: string, options: CallOptions = {}): Promise<boolean> {
+    const {data} = await this.client.request({method: 'GET', path: `${apiPath(this.collection)}available/`, query: {bucket, region}, schema: s3BucketAvailability, resource: `${this.collection}/available`, signal: options.signal})
+    return data.available
   }
 }
 

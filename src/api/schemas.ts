@@ -416,6 +416,27 @@ export const s3CredentialListResponse = z.looseObject({
 })
 export type S3CredentialListResponse = z.infer<typeof s3CredentialListResponse>
 
+/** `GET /api/v1/s3/regions/` item: a workspaces.Region (the id a bucket request names). */
+export const s3Region = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  legacy_s3_cluster: optionalString,
+})
+export type S3Region = z.infer<typeof s3Region>
+
+/** `GET /api/v1/s3/clusters/{id}/`: an S3 cluster (SystemConfig `default_s3_bucket_cluster` names one). */
+export const s3Cluster = z.looseObject({
+  id: z.string(),
+  name: optionalString,
+  endpoint: optionalString,
+  region: z.union([z.string(), z.looseObject({id: z.string(), name: optionalString})]).nullable().optional(),
+})
+export type S3Cluster = z.infer<typeof s3Cluster>
+
+/** `GET /api/v1/s3/buckets/available/?bucket=&region=`. */
+export const s3BucketAvailability = z.looseObject({available: z.boolean()})
+export type S3BucketAvailability = z.infer<typeof s3BucketAvailability>
+
 // ---------------------------------------------------------------------------------------------------------------
 // DNS (§3.15)
 

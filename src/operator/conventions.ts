@@ -81,6 +81,7 @@ export const finalizers = {
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
   /** On Services of type LoadBalancer: the upstream service controller's finalizer (k8s.io/cloud-provider). */
   loadBalancerCleanup: 'service.kubernetes.io/load-balancer-cleanup',
+  k8sCluster: 'polycrate.io/k8scluster-cleanup',
 } as const
 
 /** The cloud-provider conventions the cloud controller (CCM-lite) follows (k8s.io/cloud-provider, protocols.md §5). */
@@ -102,6 +103,8 @@ export const conditionTypes = {
   ready: 'Ready',
   synced: 'Synced',
   apiConnected: 'APIConnected',
+  /** K8sCluster: the CR holds the workspace's API cluster; reason Created or Adopted. */
+  registered: 'Registered',
 } as const
 
 /** The longest label value Kubernetes accepts. */

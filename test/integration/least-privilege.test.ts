@@ -154,7 +154,8 @@ describe('least privilege: the operator under the generated RBAC', function () {
         spec: {selector: {matchLabels: {a: 'b'}}, template: {metadata: {labels: {a: 'b'}}, spec: {containers: [{name: 'c', image: 'busybox'}]}}},
       }))
       await refused('delete a Node', () => operatorClient.delete({group: '', version: 'v1', plural: 'nodes', name: names.node}))
-      await refused('read Secrets outside its namespace', () => operatorClient.request({path: '/api/v1/namespaces/kube-system/secrets'}))
+      await refused('delete a Secret', () => operatorClient.delete({group: '', version: 'v1', plural: 'secrets', namespace, name: 'polycrate-api-token'}))
+      await refused('create a ConfigMap', () => operatorClient.create({group: '', version: 'v1', plural: 'configmaps', namespace}, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'intruder', namespace}}))
       await refused('change a ClusterRole (escalate)', () => operatorClient.mergePatch({group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', name: OPERATOR_NAME}, {rules: []}))
       await refused('delete a CRD', () => operatorClient.delete({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}))
       // …while what it declared works with the same client.

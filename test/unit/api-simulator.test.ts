@@ -557,7 +557,7 @@ describe('ApiSimulator', () => {
     it('creates S3 buckets in the default region and hands out per-bucket credentials', async () => {
       const bucket = await request(w.sim, w.agent, 'POST', '/api/v1/s3/buckets/', {name: 'velero'})
       assert.equal(bucket.status, 201)
-      assert.equal(bucket.body.region, w.sim.systemConfig.default_s3_bucket_cluster)
+      assert.equal(bucket.body.s3_cluster, w.sim.systemConfig.default_s3_bucket_cluster)
       assert.equal(typeof bucket.body.s3_endpoint, 'string')
       assert.equal(typeof bucket.body.s3_region, 'string')
       assert.equal(bucket.body.workspace, w.ws.id)

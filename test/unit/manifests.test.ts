@@ -76,12 +76,12 @@ describe('the operator\'s own permissions', () => {
     }
   })
 
-  it('reads Secrets only in its own namespace and never writes Nodes or CRDs', () => {
+  it('never deletes Secrets, Nodes or CRDs, and never writes RBAC or workloads', () => {
     const clusterVerbs = (group: string, resource: string) => rules.cluster.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs)
-    assert.deepEqual(clusterVerbs('', 'secrets'), [])
-    assert.ok(rules.namespaced.get('')?.some((r) => r.resources.includes('secrets')))
+    assert.ok(!clusterVerbs('', 'secrets').includes('delete'))
     assert.deepEqual(clusterVerbs('apiextensions.k8s.io', 'customresourcedefinitions'), ['get', 'list', 'watch'])
     assert.ok(!clusterVerbs('', 'nodes').some((verb) => ['create', 'delete', 'update'].includes(verb)))
+    for (const group of ['rbac.authorization.k8s.io', 'apps']) assert.deepEqual(all.filter((r) => r.apiGroups.includes(group)), [])
   })
 
   it('derives discovery rights from the declarations: sources read, finalizer sources patched, targets owned', () => {

@@ -13,6 +13,8 @@ import {CertificateController} from '../sync/certificate-sync-feature.js'
 import {EndpointController} from '../sync/endpoint-sync-feature.js'
 import {HostController} from '../sync/host-sync-feature.js'
 import {K8sVolumeController} from '../sync/volume-sync-feature.js'
+import {K8sClusterReconciler} from '../resources/k8scluster-feature.js'
+import {S3BucketReconciler} from '../resources/s3bucket-feature.js'
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
 export function defaultFeatures(session: ApiSession): readonly Feature[] {
@@ -31,5 +33,7 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     CertificateController(session),
     CloudNodeController(session),
     ServiceLoadBalancerController(session),
+    K8sClusterReconciler(session),
+    S3BucketReconciler(session),
   ]
 }

@@ -49,10 +49,12 @@ import {
   type ResourceModel,
 } from './models.js'
 import {computeRollout, OPERATOR_APP_NAME, type RolloutClusterFacts} from './rollout.js'
+import {S3Side} from './s3.js'
 import {applyFilters, applyOrdering, paginate, Store, type StoredObject} from './store.js'
 
 export type {FaultConfig} from './faults.js'
 export type {TokenKind} from './auth.js'
+export {S3_KEY_PATTERN, type S3Region} from './s3.js'
 export {computeRollout, OPERATOR_APP_NAME} from './rollout.js'
 
 export interface RequestLogEntry {
@@ -225,12 +227,14 @@ export class ApiSimulator {
   readonly faults = new Faults()
   /** The agent's PoP and the delay before a load balancer instance gets its IP (cloud.ts). */
   readonly cloud = new CloudSimulation()
+  /** S3 regions and clusters, quotas, pending credentials (s3.ts). */
+  readonly s3 = new S3Side()
   /** SystemConfig as `GET/PATCH /api/v1/system/config/` serve it; tests may change it directly. */
   systemConfig: Record<string, unknown> = {
     SYSTEM_NAME: 'Polycrate API simulator',
     OPERATOR_BLOCK_VERSION: null,
     OPERATOR_ROLLOUT_PERCENTAGE: 100,
-    default_s3_bucket_cluster: randomUUID(),
+    default_s3_bucket_cluster: this.s3.regions[0]!.clusterId,
     global_debug_mode: false,
     DISCOVERY_ENABLED: true,
     RECONCILIATION_ENABLED: true,
@@ -500,10 +504,7 @@ export class ApiSimulator {
         break
       }
       case 's3/buckets':
-        setDefault('region', this.systemConfig.default_s3_bucket_cluster ?? null)
-        setDefault('s3_cluster', object.region)
-        setDefault('s3_endpoint', 'https://s3.polycrate-sim.invalid')
-        setDefault('s3_region', 'sim-1')
+        this.s3.bucketDefaults(object, this.systemConfig.default_s3_bucket_cluster)
         setDefault('versioning_status', 'Disabled')
         setDefault('encryption_enabled', false)
         setDefault('current_usage', 0)
@@ -542,24 +543,8 @@ export class ApiSimulator {
   /** Stores a built object, with the side effects of creation (S3 keys, load balancer address). */
   private commit(resource: string, object: StoredObject): StoredObject {
     if (resource === 's3/buckets' && !this.s3Credentials.has(object.id)) {
-      const accessKey = `SIM${randomBytes(10).toString('hex').toUpperCase()}`
-      const credential = {
-        id: randomUUID(),
-        name: `${String(object.name ?? 'bucket')}-primary`,
-        description: 'Primary access key',
-        api_user: accessKey,
-        created_at: object.created_at,
-        updated_at: object.created_at,
-        active: true,
-        metadata: {},
-        permissions: ['read', 'write'],
-        subuser_id: null,
-        principal_arn: null,
-        type: 's3',
-        organization: object.organization ?? null,
-        access_key: accessKey,
-        secret_key: randomBytes(30).toString('base64url'),
-      }
+      const credential = this.s3.newCredential(object, String(object.created_at))
+      const accessKey = String(credential.access_key)
       this.s3Credentials.set(object.id, credential)
       object.user_id ??= `sim-${object.id.slice(0, 8)}`
       object.credential ??= {id: credential.id, name: credential.name, api_user: accessKey}
@@ -765,6 +750,11 @@ export class ApiSimulator {
   private route(call: Call): Reply {
     const segments = call.segments
     const path = segments.join('/')
+    const s3 = this.s3.route(path, call.method, call.url.searchParams, () => this.liveObjects('s3/buckets'))
+    if (s3) {
+      call.resource = path.startsWith('s3/clusters') ? 's3/clusters' : path
+      return s3
+    }
     const fixed: Record<string, Partial<Record<string, () => Reply>>> = {
       'agent/health': {POST: () => this.agentHealth(call)},
       'agent/endpoints': {GET: () => this.agentEndpoints(call)},
@@ -1015,6 +1005,8 @@ export class ApiSimulator {
       return fieldError('organization_id', 'required', 'organization_id (or workspace_id) is required with a token that is not scoped to a workspace.')
     }
     const errors = [...validateFields(target, candidate), ...this.extraErrors(target, candidate), ...this.checkReferences(call, target, candidate)]
+    const quota = target.resource === 's3/buckets' ? this.s3.quotaError(candidate.workspace, this.liveObjects('s3/buckets')) : undefined
+    if (quota) errors.push(quota)
     if (errors.length > 0) return validationError(errors)
     const clash = this.conflictReply(target, candidate)
     if (clash) return clash
@@ -1314,12 +1306,23 @@ export class ApiSimulator {
     })
   }
 
+  /** Replaces a bucket's primary keys (as a key rotation in the dashboard does); false when there is no such bucket. */
+  rotateS3Credentials(bucketId: string): boolean {
+    const bucket = this.store.find('s3/buckets', bucketId)
+    if (!bucket || !this.s3Credentials.has(bucketId)) return false
+    const credential = this.s3.newCredential(bucket, this.isoNow())
+    this.s3Credentials.set(bucketId, credential)
+    bucket.credential = {id: credential.id, name: credential.name, api_user: credential.access_key}
+    bucket.access_keys = [{id: credential.id, access_key: credential.access_key, primary: true}]
+    return true
+  }
+
   private bucketCredentials(call: Call, id: string): Reply {
     const target = modelFor('s3/buckets')
     if (!target) throw new Error('s3/buckets model missing')
     const bucket = this.findVisible(call, target, id)
     if (!bucket) return notFound()
-    const credential = this.s3Credentials.get(bucket.id)
+    const credential = this.s3.credentialsPending ? undefined : this.s3Credentials.get(bucket.id)
     return ok({
       success: true,
       data: {bucket_id: bucket.id, bucket_name: bucket.name, credentials: credential ? [structuredClone(credential)] : []},
