@@ -5,6 +5,8 @@ import {BackupDiscoveryReconciler} from '../discovery/backup-discovery-feature.j
 import {CertificateDiscoveryReconciler} from '../discovery/certificate-discovery-feature.js'
 import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
+import {Dns01Webhook} from '../dns/dns01-webhook.js'
+import {ExternalDnsWebhook} from '../dns/external-dns-webhook.js'
 import type {Feature} from '../features.js'
 import {BackupController, BackupScheduleController} from '../sync/backup-sync-feature.js'
 import {CertificateController} from '../sync/certificate-sync-feature.js'
@@ -27,5 +29,7 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     BackupScheduleController(session),
     CertificateDiscoveryReconciler,
     CertificateController(session),
+    ExternalDnsWebhook(session),
+    Dns01Webhook(session),
   ]
 }
