@@ -52,7 +52,7 @@ export function createCertificate(options: CertificateOptions): CertificateAndKe
   const notBefore = new Date(now.getTime() - 5 * 60_000) // tolerate a little clock skew
   const notAfter = new Date(now.getTime() + (options.validityDays ?? 365) * 86_400_000)
   const serial = randomBytes(16)
-  serial[0] = (serial[0] ?? 0) & 0x7f
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40 // positive, and no leading zero byte (DER: minimal INTEGER)
   const subject = name(options.commonName, options.organization)
   const issuer = options.issuer ? name(options.issuer.commonName, options.issuer.organization) : subject
   const signatureAlgorithm = sequence(oid(OID.ecdsaWithSha256))
