@@ -25,7 +25,7 @@ import {ExternalDnsWebhook} from '../../src/operator/dns/external-dns-webhook.js
 import {createOperator, type Operator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {dnsClients} from '../support/dns-clients.js'
 import {eventually} from '../support/operator-process.js'
