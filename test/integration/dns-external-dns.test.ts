@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
+import tls from 'node:tls'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {createLogger} from '../../src/lib/logger.js'
@@ -14,6 +15,7 @@ import {createApiSyncFeature} from '../../src/operator/agent/api-sync-feature.js
 import {Dns01Webhook} from '../../src/operator/dns/dns01-webhook.js'
 import {ExternalDnsWebhook} from '../../src/operator/dns/external-dns-webhook.js'
 import {EXTERNAL_DNS_MEDIA_TYPE} from '../../src/operator/dns/records.js'
+import {OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {createOperator, type Operator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
@@ -161,5 +163,22 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
     const next = await freePort()
     await patchSpec({external_dns_webhook: {enabled: true, port: next}})
     await eventually(async () => (await fetch(`http://127.0.0.1:${next}/healthz`).catch(() => undefined))?.status === 200, 30_000, 'serving on the new port')
+  })
+
+  it('DNS01 is opt-in: enabled without a serving certificate Secret, it serves TLS with a certificate made at start', async () => {
+    const dns01Port = await freePort()
+    const patchSpec = (spec: Record<string, unknown>) => client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'}, {spec})
+    await patchSpec({dns01_webhook: {enabled: true, port: dns01Port}})
+    await eventually(async () => (await config()).status?.controllers?.find((c) => c.name === 'dns01-webhook')?.running === true, 30_000, 'dns01-webhook running')
+    const peer = await eventually(() => new Promise<tls.PeerCertificate | undefined>((resolve) => {
+      const socket = tls.connect({host: '127.0.0.1', port: dns01Port, rejectUnauthorized: false}, () => {
+        resolve(socket.getPeerCertificate())
+        socket.end()
+      })
+      socket.on('error', () => resolve(undefined))
+    }), 30_000, 'a TLS handshake with the DNS01 webhook')
+    assert.match(peer.subjectaltname ?? '', new RegExp(`DNS:${OPERATOR_NAME}\\.${operatorNamespace}\\.svc\\b`))
+    await patchSpec({dns01_webhook: {enabled: false}})
+    await eventually(async () => (await config()).status?.controllers?.find((c) => c.name === 'dns01-webhook')?.reason === 'Disabled', 30_000, 'dns01-webhook disabled')
   })
 })

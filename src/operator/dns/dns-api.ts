@@ -111,7 +111,11 @@ export class DnsApi {
   records(zone: Zone, type?: string, signal?: AbortSignal): Promise<ZoneRecord[]> {
     return this.call('list-records', `listing the records of zone ${zone.name} failed`, async () => {
       const records = await this.client.dnsRecords.listAll({dns_zone: zone.id, ...(type ? {type} : {})}, {signal})
-      return records.map((record) => recordFromApi(record, zone)).filter((record) => !type || record.type === type)
+      // Only records that say they are in this zone: nothing of another zone is ever planned on (or deleted).
+      return records
+        .filter((record) => (typeof record.dns_zone === 'string' ? record.dns_zone : record.dns_zone.id) === zone.id)
+        .map((record) => recordFromApi(record, zone))
+        .filter((record) => !type || record.type === type)
     })
   }
 
