@@ -148,7 +148,7 @@ export async function startExternalDnsWebhook(options: ExternalDnsWebhookOptions
       }
       if (failures.length > 0) {
         const status = failures.some((f) => f.status >= 500) ? 503 : 422
-        throw new WebhookFailure(status, `${failures.length} of ${items.length} changes failed and were undone; first: ${failures[0]?.message}`)
+        throw new WebhookFailure(status, `${failures.length} of ${items.length} changes failed (each left as it was, see the operator log); first: ${failures[0]?.message}`)
       }
     })
     sendText(res, 204, '')
