@@ -69,7 +69,7 @@ export function apiClient(session: ApiSession): PolycrateApiClient {
  * An API failure as the webhook's answer: the API refused the data (400/409/422) → 422 (retrying will not help);
  * anything else (unreachable, 5xx, 429, token refused) → 503, which external-dns retries on its next sync.
  */
-export function apiFailure(error: unknown, what: string): WebhookFailure {
+function apiFailure(error: unknown, what: string): WebhookFailure {
   if (error instanceof WebhookFailure) return error
   const message = error instanceof Error ? error.message : String(error)
   if (error instanceof ApiValidationError || error instanceof ApiConflictError) return new WebhookFailure(422, `${what}: ${message}`)

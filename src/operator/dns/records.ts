@@ -249,13 +249,6 @@ export function endpointsFromRecords(records: readonly ZoneRecord[]): Endpoint[]
   return [...byKey.values()].sort((a, b) => a.dnsName.localeCompare(b.dnsName) || a.recordType.localeCompare(b.recordType))
 }
 
-/** The zone a name belongs to among `zones` (longest suffix), or undefined. */
-export function zoneOf(fqdn: string, zones: readonly Zone[]): Zone | undefined {
-  return zones
-    .filter((zone) => fqdn === zone.name || fqdn.endsWith(`.${zone.name}`))
-    .sort((a, b) => b.name.length - a.name.length)[0]
-}
-
 /**
  * external-dns' DomainFilter for the zones the token can see. With no zone at all, a regex that matches no name:
  * an empty include list would match every name.
