@@ -47,15 +47,13 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   const ownedTxt = (host: string) => records().filter((r) => r.type === 'TXT' && r.name.endsWith(host) && r.content.includes(`external-dns/owner=${owner}`))
   const config = () => client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'})
 
-  const runExternalDns = async () => {
-    const result = await execa(externalDns, [
-      '--source=ingress', `--namespace=${appNamespace}`,
-      '--provider=webhook', `--webhook-provider-url=http://127.0.0.1:${port}`,
-      '--registry=txt', `--txt-owner-id=${owner}`, '--policy=sync', '--once',
-      `--kubeconfig=${controlPlane().kubeconfigPath}`, `--metrics-address=127.0.0.1:${await freePort()}`,
-    ], {reject: false, timeout: 180_000, all: true})
-    return result
-  }
+  const externalDnsArgs = async () => [
+    '--source=ingress', `--namespace=${appNamespace}`,
+    '--provider=webhook', `--webhook-provider-url=http://127.0.0.1:${port}`,
+    '--registry=txt', `--txt-owner-id=${owner}`, '--policy=sync',
+    `--kubeconfig=${controlPlane().kubeconfigPath}`, `--metrics-address=127.0.0.1:${await freePort()}`,
+  ]
+  const runExternalDns = async () => execa(externalDns, [...(await externalDnsArgs()), '--once'], {reject: false, timeout: 180_000, all: true})
   const ingress = async (name: string, host: string, ips: string[]) => {
     await client.create(ingresses(appNamespace), {
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {name, namespace: appNamespace},
@@ -82,7 +80,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
     stop = new AbortController()
     operator = createOperator({
       client, namespace: operatorNamespace, metricsBindAddress: '0', probeBindAddress: '0',
-      logger: createLogger({level: 'warn', format: 'json'}),
+      logger: createLogger({level: 'error', format: 'json'}),
       features: (session) => [createApiSyncFeature(session), ExternalDnsWebhook(session), Dns01Webhook(session)],
     })
     running = operator.run(stop.signal)
@@ -147,12 +145,37 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
     assert.deepEqual(values(`legacy.${zone.name}`, 'A'), ['192.0.2.99'], 'the other owner\'s record is still there')
   })
 
+  it('an API outage is a soft error (503): external-dns keeps running and applies the change once the API is back', async () => {
+    const host = `retry.${zone.name}`
+    sim.faults.set({errorRate: 1, errorStatuses: [503], match: (method, path) => method === 'POST' && path.includes('/domains/dnsrecords')})
+    await ingress('retry', host, ['192.0.2.50'])
+    const child = execa(externalDns, [...(await externalDnsArgs()), '--interval=1s'], {reject: false, all: true})
+    let output = ''
+    child.all?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    try {
+      await eventually(async () => output.includes('consecutive soft errors: 2'), 90_000, 'external-dns reporting soft errors')
+      assert.equal(child.exitCode, null, `external-dns is still running:\n${output}`)
+      assert.deepEqual(values(host, 'A'), [], 'nothing written while the API fails')
+      assert.equal(ownedTxt(host).length, 0)
+      sim.faults.clear()
+      await eventually(async () => values(host, 'A').length === 1 && ownedTxt(host).length >= 1, 90_000, 'the records applied on a later sync')
+      await eventually(async () => output.includes('Reconciliation succeeded after'), 30_000, 'external-dns recovered')
+    } finally {
+      sim.faults.clear()
+      child.kill()
+      await child
+    }
+    await client.delete(ingresses(appNamespace, 'retry'))
+  })
+
   it('counts the requests by route and code in /metrics', async () => {
     const text = await operator.manager.metrics.text()
     for (const route of ['/', '/records', '/adjustendpoints']) {
       assert.match(text, new RegExp(`polycrate_dns_webhook_requests_total\\{webhook="external-dns",route="${route}",code="200"\\} [1-9]`), route)
     }
     assert.match(text, /polycrate_dns_webhook_requests_total\{webhook="external-dns",route="\/records",code="204"\} [1-9]/)
+    assert.match(text, /polycrate_dns_webhook_requests_total\{webhook="external-dns",route="\/records",code="503"\} [1-9]/)
+    assert.match(text, /polycrate_dns_webhook_api_errors_total\{webhook="external-dns",operation="create-record"\} [1-9]/)
   })
 
   it('stops serving when disabled and serves on the new port when it changes', async () => {
