@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}
-export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly  # go.mod + go.sum are complete: the build never edits them
 
 # client dir, module that carries the version, package to build, binary name
 build() {
