@@ -252,6 +252,26 @@ describe('DNS webhooks at the HTTP level (in-process servers, API simulator)', f
       assert.deepEqual(txt(`_acme-challenge.${zone.name}`), [])
     })
 
+    it('writes into the zone the API resolves: the internal one before an external one of the same name, else the primary external zone', async () => {
+      const organization = String(sim.get('domains/dnszones', zone.id)?.organization)
+      const internal = sim.insert('domains/dnszones', {name: 'split.example', kind: 'internal', organization}) as {id: string}
+      const external = sim.insert('domains/dnszones', {name: 'split.example', kind: 'external', provider: 'hetzner', primary_zone: true, organization}) as {id: string}
+      const externalOnly = sim.insert('domains/dnszones', {name: 'ext-only.example', kind: 'external', provider: 'hetzner', primary_zone: true, organization}) as {id: string}
+      for (const name of ['split.example', 'ext-only.example']) {
+        const response = await call({body: payload({action: 'Present', dnsName: `www.${name}`, key: `key-${name}`, resolvedFQDN: `_acme-challenge.www.${name}.`}), cert: client})
+        assert.equal((JSON.parse(response.body) as {response: {success: boolean}}).response.success, true, response.body)
+      }
+      assert.deepEqual(records(internal.id).map((r) => r.content), ['"key-split.example"'])
+      assert.deepEqual(records(external.id), [])
+      const ext = records(externalOnly.id)
+      assert.deepEqual(ext.map((r) => r.content), ['"key-ext-only.example"'])
+      assert.match(ext[0]?.id ?? '', /::/, 'an external zone\'s record id <zone>::<provider id>')
+      // CleanUp finds it again (listing an external zone's records needs ?dns_zone=) and removes it.
+      const cleanUp = await call({body: payload({action: 'CleanUp', dnsName: 'www.ext-only.example', key: 'key-ext-only.example', resolvedFQDN: '_acme-challenge.www.ext-only.example.'}), cert: client})
+      assert.equal(cleanUp.status, 201)
+      assert.deepEqual(records(externalOnly.id), [])
+    })
+
     it('reports a name in a zone the token cannot see as a failure cert-manager shows, without a write', async () => {
       sim.clearRequests()
       const response = await call({body: payload({action: 'Present', dnsName: `www.${foreignZone.name}`, key: 'k', resolvedFQDN: `_acme-challenge.www.${foreignZone.name}.`}), cert: client})
