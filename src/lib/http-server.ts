@@ -39,6 +39,11 @@ export interface TlsOptions {
   ca?: string | Buffer | Array<string | Buffer>
   /** Ask for a client certificate; clients without one signed by `ca` are refused (mutual TLS). */
   requestCert?: boolean
+  /**
+   * With `requestCert`: false lets clients without a valid certificate through the handshake, so that the handler
+   * can answer them (401/403) after checking `getPeerX509Certificate()` itself. Default true.
+   */
+  rejectUnauthorized?: boolean
 }
 
 interface BaseServerOptions {
@@ -157,7 +162,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   }
   const {tls} = options
   const server: Server = tls
-    ? createHttpsServer({key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.requestCert ?? false}, listener)
+    ? createHttpsServer({key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.rejectUnauthorized ?? true}, listener)
     : createHttpServer(listener)
   server.headersTimeout = HEADERS_TIMEOUT_MS
   server.requestTimeout = REQUEST_TIMEOUT_MS

@@ -5,7 +5,7 @@
  */
 import type {KubeObject} from '../kube/client.js'
 import {ApiSession} from './agent/api-session.js'
-import {OPERATOR_NAME} from './conventions.js'
+import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
 import {defaultFeatures} from './features/index.js'
 import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
 
@@ -26,8 +26,6 @@ export interface ManifestOptions {
 export function operatorPermissions(): Permission[] {
   return [...CORE_PERMISSIONS, ...defaultFeatures(new ApiSession()).flatMap((feature) => feature.permissions)]
 }
-
-export const WEBHOOK_TLS_SECRET = `${OPERATOR_NAME}-dns01-webhook-tls`
 
 export function operatorManifests(options: ManifestOptions, permissions: readonly Permission[] = operatorPermissions()): KubeObject[] {
   const {namespace} = options
@@ -95,11 +93,6 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
       },
     },
   } as KubeObject)
-  if (options.dns01) {
-    const spec = (objects.at(-1) as {spec: {template: {spec: {containers: Array<{volumeMounts: unknown[]}>; volumes: unknown[]}}}}).spec.template.spec
-    spec.volumes.push({name: 'dns01-webhook-tls', secret: {secretName: WEBHOOK_TLS_SECRET}})
-    spec.containers[0]?.volumeMounts.push({name: 'dns01-webhook-tls', mountPath: '/tls', readOnly: true})
-  }
   objects.push({
     apiVersion: 'v1', kind: 'Service', metadata: meta(name, namespace),
     spec: {
@@ -127,7 +120,7 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
       ],
     },
   } as KubeObject)
-  if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta, subject))
+  if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta))
   if (options.vmServiceScrape) {
     objects.push({
       apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
@@ -141,10 +134,10 @@ type Meta = (name: string, namespace?: string) => {name: string; namespace?: str
 
 /**
  * The DNS01 webhook as cert-manager's webhook examples deploy one: a self-signed Issuer and a Certificate for the
- * serving certificate (Secret mounted at /tls), the APIService with its CA injected by cert-manager's cainjector,
+ * serving certificate (the Secret the webhook serves with), the APIService with its CA injected by cert-manager's cainjector,
  * and the right for cert-manager's ServiceAccount to call the solver.
  */
-function dns01Objects(options: ManifestOptions, dns01: NonNullable<ManifestOptions['dns01']>, meta: Meta, subject: object): KubeObject[] {
+function dns01Objects(options: ManifestOptions, dns01: NonNullable<ManifestOptions['dns01']>, meta: Meta): KubeObject[] {
   const {namespace} = options
   const name = OPERATOR_NAME
   const issuer = `${name}-dns01-selfsigned`
@@ -155,7 +148,7 @@ function dns01Objects(options: ManifestOptions, dns01: NonNullable<ManifestOptio
     {
       apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: meta(certificate, namespace),
       spec: {
-        secretName: WEBHOOK_TLS_SECRET,
+        secretName: DNS01_SERVING_SECRET,
         duration: '8760h',
         issuerRef: {name: issuer, kind: 'Issuer'},
         dnsNames: [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`],
@@ -177,12 +170,6 @@ function dns01Objects(options: ManifestOptions, dns01: NonNullable<ManifestOptio
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(solverRole),
       roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: solverRole},
       subjects: [{kind: 'ServiceAccount', ...dns01.certManagerServiceAccount}],
-    } as KubeObject,
-    // The operator reads the front-proxy CA it authenticates callers with (the same Role every aggregated API uses).
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(`${name}:dns01-auth-reader`, 'kube-system'),
-      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader'},
-      subjects: [subject],
     } as KubeObject,
   ]
 }

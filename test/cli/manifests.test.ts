@@ -10,8 +10,10 @@ describe('polycrate operator manifests', () => {
     const {stdout, error} = await runCommand(['operator', 'manifests', '--namespace', 'ops', '--image', 'registry.example.com/op:1'])
     assert.equal(error, undefined)
     const objects = yaml.loadAll(stdout).filter(Boolean) as Obj[]
-    assert.deepEqual(objects.map((o) => o.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service', 'NetworkPolicy'])
-    for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind))) assert.equal(o.metadata.namespace, 'ops', o.kind)
+    assert.deepEqual(objects.map((o) => o.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service', 'NetworkPolicy'])
+    // The second Role: the DNS01 webhook reads the front-proxy CA ConfigMap in kube-system.
+    assert.deepEqual(objects.filter((o) => o.kind === 'Role').map((o) => o.metadata.namespace), ['ops', 'kube-system'])
+    for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind))) assert.equal(o.metadata.namespace, 'ops', o.kind)
     assert.equal(objects.find((o) => o.kind === 'Deployment')!.spec!.template!.spec.containers[0]!.image, 'registry.example.com/op:1')
   })
 

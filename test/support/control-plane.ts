@@ -14,6 +14,7 @@ import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {execa} from 'execa'
+import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 import {writeKubeconfig} from './kubeconfig-file.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -28,6 +29,12 @@ export interface ControlPlane {
   /** A valid token of user `nobody`, who has no RBAC rights (for 403 tests). */
   unprivilegedToken: string
   dir: string
+  /**
+   * The front-proxy (aggregation layer) PKI kube-apiserver runs with: the CA it publishes in
+   * kube-system/extension-apiserver-authentication (allowed name `front-proxy-client`) and the client certificate
+   * it presents to aggregated API servers.
+   */
+  frontProxy: {ca: CertificateAndKey; client: CertificateAndKey; allowedNames: string[]}
   /** Stops the apiserver only (etcd keeps the data), to simulate an outage; `startApiServer` brings it back. */
   stopApiServer(): Promise<void>
   startApiServer(): Promise<void>
@@ -77,6 +84,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const {privateKey, publicKey} = generateKeyPairSync('rsa', {modulusLength: 2048})
   await writeFile(path.join(dir, 'sa.key'), privateKey.export({type: 'pkcs1', format: 'pem'}))
   await writeFile(path.join(dir, 'sa.pub'), publicKey.export({type: 'spki', format: 'pem'}))
+  const frontProxyCa = createCertificate({commonName: 'front-proxy-ca', isCa: true, validityDays: 30})
+  const frontProxyClient = createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: frontProxyCa, validityDays: 30})
+  await writeFile(path.join(dir, 'front-proxy-ca.crt'), frontProxyCa.cert)
+  await writeFile(path.join(dir, 'front-proxy-client.crt'), frontProxyClient.cert)
+  await writeFile(path.join(dir, 'front-proxy-client.key'), frontProxyClient.key)
   await writeFile(path.join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n${unprivilegedToken},nobody,nobody-uid\n`)
 
   const children = new Set<ChildProcess>()
@@ -116,6 +128,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     '--service-account-key-file', path.join(dir, 'sa.pub'),
     '--service-account-signing-key-file', path.join(dir, 'sa.key'),
     '--enable-priority-and-fairness=false',
+    // The aggregation layer (APIServices): the front-proxy CA and client certificate, as kubeadm sets them up.
+    '--requestheader-client-ca-file', path.join(dir, 'front-proxy-ca.crt'),
+    '--requestheader-allowed-names', 'front-proxy-client',
+    '--requestheader-username-headers', 'X-Remote-User',
+    '--requestheader-group-headers', 'X-Remote-Group',
+    '--requestheader-extra-headers-prefix', 'X-Remote-Extra-',
+    '--proxy-client-cert-file', path.join(dir, 'front-proxy-client.crt'),
+    '--proxy-client-key-file', path.join(dir, 'front-proxy-client.key'),
     '-v', '1',
   ]
   let apiServer = start('kube-apiserver', apiServerArgs(apiPort, path.join(dir, 'certs')))
@@ -154,6 +174,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     token,
     unprivilegedToken,
     dir,
+    frontProxy: {ca: frontProxyCa, client: frontProxyClient, allowedNames: ['front-proxy-client']},
     async stopApiServer() {
       await stopChild(apiServer)
     },

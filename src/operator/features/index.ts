@@ -5,6 +5,8 @@ import {BackupDiscoveryReconciler} from '../discovery/backup-discovery-feature.j
 import {CertificateDiscoveryReconciler} from '../discovery/certificate-discovery-feature.js'
 import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
+import {Dns01Webhook} from '../dns/dns01-webhook.js'
+import {ExternalDnsWebhook} from '../dns/external-dns-webhook.js'
 import type {Feature} from '../features.js'
 import {CloudNodeController} from '../cloud/cloud-node-feature.js'
 import {ServiceLoadBalancerController} from '../cloud/service-load-balancer-feature.js'
@@ -35,5 +37,7 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     ServiceLoadBalancerController(session),
     K8sClusterReconciler(session),
     S3BucketReconciler(session),
+    ExternalDnsWebhook(session),
+    Dns01Webhook(session),
   ]
 }
