@@ -9,10 +9,11 @@ import {crdFileName, customResourceDefinitions, toMultiDocumentYaml, toYaml} fro
 export default class Crds extends JsonAwareCommand {
   static override summary = 'Print the operator\'s CustomResourceDefinitions as YAML.'
   static override description =
-    'Generated from the TypeScript schemas of the operator. Pipe into `kubectl apply --server-side -f -`, ' +
-    'or write one file per CRD with --output-dir for GitOps.'
+    'Generated from the TypeScript schemas of the operator. Pipe into `kubectl apply -f -` (as the operator ' +
+    'reference does; `kubectl apply --server-side -f -` works too), or write one file per CRD with --output-dir for GitOps.'
 
   static override examples = [
+    '<%= config.bin %> <%= command.id %> | kubectl apply -f -',
     '<%= config.bin %> <%= command.id %> | kubectl apply --server-side -f -',
     '<%= config.bin %> <%= command.id %> --kind OperatorConfig',
     '<%= config.bin %> <%= command.id %> --output-dir ./crds/',
