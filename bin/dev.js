@@ -6,7 +6,7 @@
  * rootDir is the repository (it type-checks tests and scripts too).
  */
 import {readFileSync} from 'node:fs'
-import {fileURLToPath} from 'node:url'
+import {fileURLToPath, URL} from 'node:url'
 import {register} from 'tsx/esm/api'
 
 register()
