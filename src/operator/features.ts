@@ -103,14 +103,18 @@ export class FeatureSet {
   ) {}
 
   /** Brings the running features in line with the config; returns their state for the OperatorConfig status. */
-  apply(config: OperatorConfig | undefined, shutdown = false): Promise<ControllerState[]> {
-    const next = this.applying.then(() => this.applyNow(config, shutdown))
-    this.applying = next.catch(() => {})
-    return next
+  apply(config: OperatorConfig | undefined): Promise<ControllerState[]> {
+    return this.queue(config, false)
   }
 
   async stopAll(): Promise<void> {
-    await this.apply(undefined, true)
+    await this.queue(undefined, true)
+  }
+
+  private queue(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
+    const next = this.applying.then(() => this.applyNow(config, shutdown))
+    this.applying = next.catch(() => {})
+    return next
   }
 
   /** The readiness check `crds`: fails while an enabled feature misses one of the operator's own CRDs. */
