@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import type {ExplainReport} from '../../cli/explain-view.js'
