@@ -228,13 +228,14 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     async stop(why?: StopReason) {
       const object = configs.cache.get(key)
       await running.stop()
-      if (why?.kind === 'restart') return // the restarted feature reports at once
       const message = why?.kind === 'disabled'
         ? 'API sync is disabled (api_sync.enabled is false).'
-        : why ? `API sync is stopped: ${why.message}.` : 'API sync is stopped.'
+        : why?.kind === 'restart' ? 'API sync is restarting with new settings.' : why ? `API sync is stopped: ${why.message}.` : 'API sync is stopped.'
+      // The identity goes with the settings (another token may mean another workspace) until the restart reconnects.
       session.disconnected(message)
-      // The condition must not go on claiming a connection nobody keeps (at shutdown the next leader takes over).
-      if (!object || why?.kind === 'shutdown') return
+      // The condition must not go on claiming a connection nobody keeps (after a restart the new run reports at
+      // once; at shutdown the next leader takes over).
+      if (!object || why?.kind === 'restart' || why?.kind === 'shutdown') return
       const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
       const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, new Date().toISOString())
       const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}
