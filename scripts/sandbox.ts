@@ -1,43 +1,66 @@
 /**
  * `npm start`: the operator's main job on a local sandbox. Starts a real control plane (built on first use),
  * installs the polycrate.io and Gateway API CRDs, starts the Polycrate API simulator, runs `polycrate operator run`
- * against both, applies the seeds' example Ingresses and HTTPRoute, and shows `polycrate operator status` until
- * Ctrl-C, which tears everything down.
+ * from the TypeScript sources (bin/dev.js: no build needed) against both, applies the seeds' example Ingresses and
+ * HTTPRoute, and shows `polycrate operator status` (computed in this process, with the command's code) every
+ * --interval seconds until Ctrl-C, which tears everything down, the temporary directory included.
  *
- *   npm start [-- --interval 5] [--no-examples]
+ *   npm start [-- --interval 5] [--no-examples] [--logs] [--smoke [--smoke-timeout 240]]
+ *
+ *   --logs    also show the last lines of the operator's log (the file the banner names) under the status
+ *   --smoke   no screen: exit 0 once the examples are synced to the API, 1 with the reason otherwise (CI runs this)
  */
 import {spawn, type ChildProcess} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {openSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
-import {execa} from 'execa'
 import yaml from 'js-yaml'
+import {renderStatus, statusReport} from '../src/cli/status-view.js'
 import {allCrds} from '../src/crds/index.js'
 import {customResourceDefinitions} from '../src/crds/render.js'
 import {KubeClient, type KubeObject} from '../src/kube/client.js'
 import {applyCrd, installCrds, waitEstablished} from '../src/kube/crd-install.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
+import {collectInventory} from '../src/kube/resources-inventory.js'
 import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../src/operator/conventions.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
+import {smokeVerdict, type SmokeEndpoint} from './sandbox-smoke.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const {values} = parseArgs({options: {interval: {type: 'string', default: '5'}, 'no-examples': {type: 'boolean', default: false}}})
+const {values} = parseArgs({options: {
+  interval: {type: 'string', default: '5'},
+  'no-examples': {type: 'boolean', default: false},
+  logs: {type: 'boolean', default: false},
+  smoke: {type: 'boolean', default: false},
+  'smoke-timeout': {type: 'string', default: '240'},
+}})
+// With the output piped (`npm start | tee …`), Ctrl-C ends the reader too: a failed write must not end this
+// process before the control plane is stopped and its temporary directory removed.
+process.stdout.on('error', () => {})
+process.stderr.on('error', () => {})
 const say = (line: string) => console.error(`[sandbox] ${line}`)
+if (values.smoke && values['no-examples']) {
+  say('--smoke waits for the examples to sync; it cannot be combined with --no-examples')
+  process.exit(2)
+}
 
 say('starting etcd + kube-apiserver + kube-controller-manager (the first run builds them from Go modules: several minutes)…')
 const controlPlane = await startControlPlane({log: (line) => say(line)})
 const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
+const operatorLogPath = path.join(controlPlane.dir, 'operator.log')
 let operator: ChildProcess | undefined
 let sim: ApiSimulator | undefined
 let stopping = false
+/** Where the examples went: 'production' (the Ingresses), 'acme-shop' (the HTTPRoute, if the Gateway API CRDs are in). */
+const exampleNamespaces: string[] = []
 
-const stop = async (code = 0) => {
-  if (stopping) return
+const stop = async (code = 0): Promise<never> => {
+  if (stopping) return new Promise<never>(() => {})
   stopping = true
   say('stopping…')
-  if (operator && operator.exitCode === null) {
+  if (operator && operator.exitCode === null && operator.signalCode === null) {
     const exited = new Promise((resolve) => operator!.once('exit', resolve))
     operator.kill('SIGTERM')
     await exited
@@ -45,10 +68,44 @@ const stop = async (code = 0) => {
   client.close()
   await sim?.close()
   await controlPlane.stop()
+  say(`stopped; ${controlPlane.dir} removed`)
   process.exit(code)
 }
 process.on('SIGINT', () => void stop())
 process.on('SIGTERM', () => void stop())
+process.on('SIGHUP', () => void stop())
+
+function logTail(lines: number): string {
+  try {
+    return readFileSync(operatorLogPath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no log yet)'
+  }
+}
+
+/** --smoke: waits until the examples are synced (see smokeVerdict), then exits 0; on timeout exits 1 with why. */
+async function smoke(api: ApiSimulator): Promise<never> {
+  const deadline = Date.now() + Math.max(10, Number(values['smoke-timeout']) || 240) * 1000
+  let verdict = {ok: false, reason: 'nothing checked yet'}
+  let synced = false
+  while (Date.now() < deadline) {
+    const listed = await client.request<{items: SmokeEndpoint[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'})
+      .catch((error: Error) => ({items: [], error}))
+    const live = api.list('endpoints').filter((e) => !(e as {is_deleted?: boolean}).is_deleted).length
+    verdict = 'error' in listed
+      ? {ok: false, reason: `cannot list Endpoints: ${listed.error.message}`}
+      : smokeVerdict(listed.items, live, api.list('kubernetes/clusters').length, exampleNamespaces)
+    // Synced at two checks in a row, 2 s apart: no example is still on its way.
+    if (verdict.ok && synced) {
+      say(`smoke: OK — ${verdict.reason}`)
+      return stop(0)
+    }
+    synced = verdict.ok
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+  }
+  say(`smoke: FAILED — ${verdict.reason}. The operator's last log lines:\n${logTail(30)}`)
+  return stop(1)
+}
 
 try {
   await installCrds(client, customResourceDefinitions(allCrds))
@@ -84,20 +141,19 @@ try {
   })
 
   const [metricsPort, probePort] = [await freePort(), await freePort()]
+  const operatorLog = openSync(operatorLogPath, 'a')
+  // bin/dev.js registers tsx and loads the commands from src/: the operator runs from the sources, no build needed.
+  // Its own process group: Ctrl-C reaches the sandbox, which stops the operator first and then the control plane.
   operator = spawn(process.execPath, [
-    '--import', 'tsx', path.join(root, 'bin/dev.js'), 'operator', 'run',
+    path.join(root, 'bin/dev.js'), 'operator', 'run',
     '--kubeconfig', controlPlane.kubeconfigPath,
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
     '--health-probe-bind-address', `127.0.0.1:${probePort}`,
     '--log-format', 'text',
-  ], {stdio: ['ignore', 'ignore', 'pipe']})
-  let operatorLog = ''
-  operator.stderr!.on('data', (chunk: Buffer) => {
-    operatorLog = (operatorLog + chunk.toString()).slice(-20_000)
-  })
+  ], {stdio: ['ignore', operatorLog, operatorLog], detached: true})
   operator.once('exit', (code) => {
     if (!stopping) {
-      say(`the operator exited (${code}); its last lines:\n${operatorLog.split('\n').slice(-20).join('\n')}`)
+      say(`the operator exited (${code}); its last lines:\n${logTail(20)}`)
       void stop(1)
     }
   })
@@ -109,8 +165,12 @@ try {
     }
     for (const object of yaml.loadAll(readFileSync(path.join(root, 'test/fixtures/discovery/httproute-example.yaml'), 'utf8')) as KubeObject[]) {
       const plural = object.kind === 'Gateway' ? 'gateways' : 'httproutes'
-      await create({group: 'gateway.networking.k8s.io', version: 'v1', plural, namespace: object.metadata!.namespace}, object).catch((error: Error) => say(`${object.kind} not applied: ${error.message}`))
+      await create({group: 'gateway.networking.k8s.io', version: 'v1', plural, namespace: object.metadata!.namespace}, object).then(
+        () => object.kind === 'HTTPRoute' && exampleNamespaces.push(object.metadata!.namespace!),
+        (error: Error) => say(`${object.kind} not applied: ${error.message}`),
+      )
     }
+    exampleNamespaces.push('production')
     say(`applied the seeds' ${examples.length} example Ingresses (namespace production) and the HTTPRoute example`)
   }
 
@@ -119,15 +179,26 @@ try {
     `Polycrate API    ${sim.url}    agent token in Secret polycrate/polycrate-api-token`,
     `rollout          POLYCRATE_API_URL=${sim.url} POLYCRATE_API_TOKEN=${adminToken} ./bin/dev.js operator rollout status`,
     `operator         metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${probePort}`,
+    `operator log     ${operatorLogPath}    (tail -f it, or npm start -- --logs)`,
     'Ctrl-C stops everything.',
   ].join('\n')
+  if (values.smoke) {
+    say(`operator log: ${operatorLogPath}`)
+    await smoke(sim)
+  }
   const interval = Math.max(1, Number(values.interval) || 5) * 1000
-  for (;;) {
-    const status = await execa(process.execPath, ['--import', 'tsx', path.join(root, 'bin/dev.js'), 'operator', 'status', '--kubeconfig', controlPlane.kubeconfigPath], {reject: false, env: {FORCE_COLOR: process.stdout.isTTY ? '1' : '0'}})
+  const {server} = loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath})
+  while (!stopping) {
+    // What `polycrate operator status` prints, computed here with its code: no process (and no tsx) per refresh.
+    const status = await collectInventory(client).then((inventory) => {
+      const now = Date.now()
+      return renderStatus(statusReport(server, inventory, now), {now, colour: Boolean(process.stdout.isTTY)})
+    }, (error: Error) => `status: ${error.message}`)
+    if (stopping) break
     if (process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H')
-    console.log(`${banner}\n\n${status.stdout || status.stderr}\n`)
-    const apiEndpoints = sim.list('endpoints').length
-    console.log(`Polycrate API (simulator): ${apiEndpoints} endpoints, ${sim.list('kubernetes/clusters').length} cluster, ${sim.list('agents').length} agent\n`)
+    console.log(`${banner}\n\n${status}\n`)
+    console.log(`Polycrate API (simulator): ${sim.list('endpoints').length} endpoints, ${sim.list('kubernetes/clusters').length} cluster, ${sim.list('agents').length} agent\n`)
+    if (values.logs) console.log(`operator log (${operatorLogPath}), last lines:\n${logTail(15)}\n`)
     await new Promise((resolve) => setTimeout(resolve, interval))
   }
 } catch (error) {

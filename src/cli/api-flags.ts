@@ -4,7 +4,7 @@
  * keeping exit codes under `--json`. The token is only ever handed to the client (which puts it into the
  * Authorization header); no message here contains it.
  */
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {PolycrateApiClient} from '../api/index.js'
 import {JsonAwareCommand} from './json-aware-command.js'
 

@@ -1,5 +1,8 @@
-import {Command, Errors} from '@oclif/core'
+import {Command} from '@oclif/core/command'
+import {ExitError} from '@oclif/core/errors'
 import type {CommandError, OclifError} from '@oclif/core/interfaces'
+
+// Subpath imports (here and in the commands): '@oclif/core' itself loads all of oclif, semver included (start-up cost).
 
 /** A command whose `--json` errors keep their exit code and never echo the command line (tokens!). */
 export abstract class JsonAwareCommand extends Command {
@@ -8,11 +11,11 @@ export abstract class JsonAwareCommand extends Command {
    * (2 for missing flags). Without --json, oclif's own handling.
    */
   protected override async catch(error: CommandError): Promise<unknown> {
-    if (error instanceof Errors.ExitError) throw error
+    if (error instanceof ExitError) throw error
     const exit = (error as Partial<OclifError>).oclif?.exit
     if (this.jsonEnabled() && typeof exit === 'number') {
       this.logJson(this.toErrorJson(error))
-      throw new Errors.ExitError(exit)
+      throw new ExitError(exit)
     }
     return super.catch(error)
   }

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 /** The flags every command that talks to a cluster shares. */
 export const kubeFlags = {

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 import type {RolloutCluster} from '../api/index.js'
 import {ApiCommand, apiFlags, type ApiErrorDescriber} from './api-flags.js'
 import {describeAction, resolveCluster, rolloutErrorMessage, type RolloutAction} from './rollout-view.js'

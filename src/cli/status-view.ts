@@ -321,6 +321,7 @@ function workspaceLine(spec: Fields, status: Fields, now: number): string {
   const workspace = text(apiSync.workspace_name) ?? text(apiSync.workspace_id)
   const organization = text(apiSync.organization_name) ?? text(apiSync.organization_id)
   if (!workspace && !organization) {
+    if (status.phase === 'Ignored') return 'not resolved: this OperatorConfig is ignored (see Message)'
     return fields(spec.api_sync).enabled === true ? 'not resolved yet' : 'not resolved: api_sync is disabled'
   }
   const resolvedAt = text(apiSync.resolved_at)

@@ -41,6 +41,11 @@ export function syncStatusFields(style: StatusStyle): {apiId: string; configHash
 }
 
 /** Where the objects of a kind are served (`/apis/polycrate.io/v1alpha1/…/<plural>`). */
+/** The CRD's full name, `<plural>.polycrate.io`. */
+export function crdFullName(def: Pick<CrdDefinition, 'plural'>): string {
+  return `${def.plural}.${GROUP}`
+}
+
 export function crdResource(definition: Pick<CrdDefinition, 'plural'>): {group: string; version: string; plural: string} {
   return {group: GROUP, version: VERSION, plural: definition.plural}
 }

@@ -10,9 +10,24 @@ import type {Manager} from './runtime/manager.js'
 import type {Permission} from './permissions.js'
 
 export interface RunningFeature {
-  /** Removes the feature's controllers from the manager and releases its informers. */
-  stop(): Promise<void>
+  /**
+   * Removes the feature's controllers from the manager and releases its informers. `why` says why, for what the
+   * feature leaves behind (API sync's APIConnected condition must not claim a connection nobody keeps).
+   */
+  stop(why?: StopReason): Promise<void>
 }
+
+/** Why a running feature is stopped. */
+export interface StopReason {
+  kind: 'disabled' | 'invalid-config' | 'missing-crds' | 'restart' | 'shutdown'
+  message: string
+}
+
+/** The polycrate.io CRDs are the operator's own: one missing is a broken installation, not an absent option. */
+export const isOwnCrd = (crd: string) => crd.endsWith('.polycrate.io')
+
+/** What installs the operator's own CRDs: named wherever one is missing. */
+export const INSTALL_CRDS_HINT = 'install them with `polycrate operator install-crds` (or `polycrate operator crds | kubectl apply -f -`)'
 
 export interface Feature {
   name: string
@@ -29,7 +44,7 @@ export interface Feature {
   start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean): RunningFeature
 }
 
-export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'}
+export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'; why?: StopReason}
 
 /**
  * What to do (pure): given the config (undefined = invalid, everything paused), which CRDs are there and which
@@ -40,33 +55,48 @@ export function planFeatures(
   config: OperatorConfig | undefined,
   isEstablished: (crd: string) => boolean,
   running: ReadonlyMap<string, string>,
-): {actions: FeatureAction[]; states: ControllerState[]} {
+): {actions: FeatureAction[]; states: ControllerState[]; missingOwnCrds: Map<string, string[]>} {
   const actions: FeatureAction[] = []
   const states: ControllerState[] = []
+  /** Own CRDs an enabled feature needs and does not find → the features that need them. */
+  const missingOwnCrds = new Map<string, string[]>()
   for (const feature of features) {
     const enabled = config ? feature.enabled(config) : false
     const missing = (feature.requiredCrds ?? []).filter((crd) => !isEstablished(crd))
     const want = config !== undefined && enabled && missing.length === 0
     const settings = config ? JSON.stringify(feature.settings(config, isEstablished)) : ''
     const current = running.get(feature.name)
-    if (want && current === undefined) actions.push({feature, action: 'start'})
-    else if (want && current !== settings) actions.push({feature, action: 'restart'})
-    else if (!want && current !== undefined) actions.push({feature, action: 'stop'})
+    const own = missing.filter(isOwnCrd)
+    if (config && enabled) for (const crd of own) missingOwnCrds.set(crd, [...(missingOwnCrds.get(crd) ?? []), feature.name])
     const reason = !config
       ? 'PausedInvalidConfig'
       : !enabled
         ? 'Disabled'
-        : missing.length > 0
-          ? `WaitingForCRDs: ${missing.join(', ')}`
-          : 'Running'
+        : own.length > 0
+          ? `CRDsMissing: ${own.join(', ')}; ${INSTALL_CRDS_HINT}`
+          : missing.length > 0
+            ? `WaitingForCRDs: ${missing.join(', ')}`
+            : 'Running'
+    if (want && current === undefined) actions.push({feature, action: 'start'})
+    else if (want && current !== settings) actions.push({feature, action: 'restart', why: {kind: 'restart', message: 'restarting with new settings'}})
+    else if (!want && current !== undefined) {
+      const why: StopReason = !config
+        ? {kind: 'invalid-config', message: 'the OperatorConfig is invalid (see its Valid condition)'}
+        : !enabled
+          ? {kind: 'disabled', message: 'it is disabled in the OperatorConfig'}
+          : {kind: 'missing-crds', message: `CRD ${missing.join(', ')} is missing`}
+      actions.push({feature, action: 'stop', why})
+    }
     states.push({name: feature.name, enabled, running: want, reason})
   }
-  return {actions, states}
+  return {actions, states, missingOwnCrds}
 }
 
 export class FeatureSet {
   private readonly running = new Map<string, {settings: string; instance: RunningFeature}>()
   private applying: Promise<unknown> = Promise.resolve()
+  /** The operator's own CRDs that enabled features need and do not find (→ feature names), as last applied. */
+  missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map()
 
   constructor(
     private readonly manager: Manager,
@@ -77,22 +107,34 @@ export class FeatureSet {
 
   /** Brings the running features in line with the config; returns their state for the OperatorConfig status. */
   apply(config: OperatorConfig | undefined): Promise<ControllerState[]> {
-    const next = this.applying.then(() => this.applyNow(config))
+    return this.queue(config, false)
+  }
+
+  async stopAll(): Promise<void> {
+    await this.queue(undefined, true)
+  }
+
+  private queue(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
+    const next = this.applying.then(() => this.applyNow(config, shutdown))
     this.applying = next.catch(() => {})
     return next
   }
 
-  async stopAll(): Promise<void> {
-    await this.apply(undefined)
+  /** The readiness check `crds`: fails while an enabled feature misses one of the operator's own CRDs. */
+  crdCheck(): {ok: boolean; message?: string} {
+    if (this.missingOwnCrds.size === 0) return {ok: true}
+    const missing = [...this.missingOwnCrds].map(([crd, features]) => `${crd} (needed by ${features.join(', ')})`)
+    return {ok: false, message: `missing CRDs: ${missing.join('; ')}; ${INSTALL_CRDS_HINT}`}
   }
 
-  private async applyNow(config: OperatorConfig | undefined): Promise<ControllerState[]> {
+  private async applyNow(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
     const isEstablished = (crd: string) => this.gate.isEstablished(crd)
-    const {actions, states} = planFeatures(this.features, config, isEstablished, current)
-    for (const {feature, action} of actions) {
+    const {actions, states, missingOwnCrds} = planFeatures(this.features, config, isEstablished, current)
+    this.missingOwnCrds = missingOwnCrds
+    for (const {feature, action, why} of actions) {
       if (action === 'stop' || action === 'restart') {
-        await this.running.get(feature.name)?.instance.stop()
+        await this.running.get(feature.name)?.instance.stop(shutdown ? {kind: 'shutdown', message: 'the operator is shutting down'} : why)
         this.running.delete(feature.name)
         this.logger.info(action === 'stop' ? 'feature stopped' : 'feature restarting with new settings', {feature: feature.name})
       }

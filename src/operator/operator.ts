@@ -37,6 +37,7 @@ export function createOperator(options: OperatorOptions): Operator {
   })
   const {controller, state} = createOperatorConfigController({manager, gate, features, recorder})
   manager.addController(controller)
+  manager.addReadyzCheck('crds', () => features.crdCheck())
   return {
     manager,
     config: state,

@@ -88,4 +88,14 @@ describe('polycrate operator crds', () => {
     assert.ok(error)
     assert.notEqual(error.oclif?.exit, 0)
   })
+
+  it('--help and the README show the operator reference\'s `crds | kubectl apply -f -` first', async () => {
+    const {stdout} = await runCommand(['operator', 'crds', '--help'])
+    const applies = stdout.split('\n').filter((line) => line.includes('| kubectl apply'))
+    assert.match(applies[0] ?? '', /crds \| kubectl apply -f -$/)
+    const readme = await readFile(path.resolve(import.meta.dirname, '../../README.md'), 'utf8')
+    const inReadme = readme.split('\n').filter((line) => /operator crds \| kubectl apply/.test(line))
+    assert.ok(inReadme.length > 0)
+    assert.match(inReadme[0]!, /crds \| kubectl apply -f -/)
+  })
 })

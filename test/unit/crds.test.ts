@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import {crdCatalog, findKindNames} from '../../src/crds/catalog.js'
 import {allCrds, findCrd} from '../../src/crds/index.js'
 import {toCustomResourceDefinition, type JSONSchemaProps} from '../../src/crds/generate.js'
 import {schemaAt, structuralViolations} from './structural.js'
@@ -87,5 +88,15 @@ describe('polycrate.io CRDs', () => {
       assert.equal(findCrd('Pod'), undefined)
       assert.equal(findCrd(''), undefined)
     })
+  })
+})
+
+describe('the CRD catalog (names without schemas, for crds --list)', () => {
+  it('equals allCrds: same kinds in the same order, same names and scope', () => {
+    assert.deepEqual(
+      crdCatalog.map((c) => ({kind: c.kind, plural: c.plural, singular: c.singular, shortNames: [...c.shortNames], scope: c.scope})),
+      allCrds.map((d) => ({kind: d.kind, plural: d.plural, singular: d.singular, shortNames: [...d.shortNames], scope: d.scope})),
+    )
+    for (const name of ['ep', 'OPCFG', 'backupschedule', 'nope']) assert.equal(findKindNames(name)?.kind, findCrd(name)?.kind)
   })
 })

@@ -590,7 +590,19 @@ describe('endpoint discovery (pure)', () => {
       assert.match(onlyWildcard.skipReason ?? '', /none of the hosts/)
       const catchAll = checked(endpointsForIngress(ingress('web', 'apps', on, [undefined]), defaults))
       assert.match(catchAll.skipReason ?? '', /no rule of the Ingress has a host/)
-      assert.deepEqual(catchAll.problems, [])
+      assert.deepEqual(catchAll.problems.map((p) => [p.type, p.reason]), [['Normal', 'NothingToMonitor']])
+      // the wildcard's Warning already explains the empty result: no second Event
+      assert.deepEqual(onlyWildcard.problems.map((p) => p.reason), ['WildcardHost'])
+    })
+
+    it('a monitored Ingress with no rules at all gets a Normal event saying there is nothing to monitor', () => {
+      const noRules = checked(endpointsForIngress({metadata: {name: 'web', namespace: 'apps', uid: 'u1', annotations: on}, spec: {}}, defaults))
+      assert.equal(noRules.monitored, true)
+      assert.deepEqual(noRules.problems.map((p) => [p.type, p.reason]), [['Normal', 'NothingToMonitor']])
+      assert.equal(noRules.problems[0]!.message, 'Ingress apps/web is monitored, but there is nothing to monitor: the Ingress has no rules (at most a default backend), so it has no host to check.')
+      // not monitored → nothing said
+      const off = endpointsForIngress({metadata: {name: 'web', namespace: 'apps', uid: 'u1'}, spec: {}}, defaults)
+      assert.deepEqual(off.problems, [])
     })
 
     it('host_config may name a wildcard host of the source without being called a typo', () => {
@@ -745,8 +757,8 @@ describe('endpoint discovery (pure)', () => {
       {title: 'missing parent Gateway → a problem and no endpoints', route: route({}, [{name: 'gone', namespace: 'elsewhere'}]), expected: undefined, reasons: ['GatewayNotFound'], skip: /could be resolved/},
       {title: 'sectionName of a listener that does not exist', route: route({}, [{name: 'gw', sectionName: 'httpz'}]), expected: undefined, reasons: ['ListenerNotFound'], skip: /could be resolved/},
       {title: 'sectionName of a TCP listener', route: route({}, [{name: 'gw', sectionName: 'tcp'}]), expected: undefined, reasons: ['ListenerNotFound']},
-      {title: 'no Gateway parent at all', route: route({}, []), expected: undefined, skip: /no parentRef of kind Gateway/},
-      {title: 'empty spec.hostnames → no endpoint, no problem', route: route({}, [{name: 'gw'}], []), expected: undefined, skip: /spec\.hostnames is empty/},
+      {title: 'no Gateway parent at all → a Normal "nothing to monitor"', route: route({}, []), expected: undefined, reasons: ['NothingToMonitor'], skip: /no parentRef of kind Gateway/},
+      {title: 'empty spec.hostnames → no endpoint, a Normal "nothing to monitor"', route: route({}, [{name: 'gw'}], []), expected: undefined, reasons: ['NothingToMonitor'], skip: /spec\.hostnames is empty/},
       {title: 'a wildcard hostname', route: route({}, [{name: 'gw'}], ['*.example.com']), expected: undefined, reasons: ['WildcardHost'], skip: /none of the hostnames/},
       {title: 'not opted in (annotation mode)', route: {...route({}, [{name: 'gw'}]), metadata: {name: 'shop', namespace: 'shop'}}, expected: undefined, skip: /does not have polycrate_endpoint_monitor: "true"/},
     ]

@@ -43,4 +43,23 @@ describe('planFeatures', () => {
     const gone = planFeatures([gated], config(), () => false, new Map([['gateway', settingsOf(config())]]))
     assert.deepEqual(gone.actions.map((a) => a.action), ['stop'])
   })
+
+  it('an enabled feature missing one of the operator\'s own CRDs: CRDsMissing with the install command, in missingOwnCrds', () => {
+    const endpoints = feature('endpoint-discovery', {requiredCrds: ['endpoints.polycrate.io']})
+    const plan = planFeatures([endpoints, gated], config(), () => false, none)
+    assert.match(plan.states[0]!.reason!, /^CRDsMissing: endpoints\.polycrate\.io; install them with `polycrate operator install-crds` \(or `polycrate operator crds \| kubectl apply -f -`\)$/)
+    assert.deepEqual([...plan.missingOwnCrds], [['endpoints.polycrate.io', ['endpoint-discovery']]])
+    // optional sources (Gateway API) only wait; a disabled feature misses nothing
+    assert.match(plan.states[1]!.reason!, /^WaitingForCRDs/)
+    assert.equal(planFeatures([endpoints], config({node_discovery: {enabled: false}}), () => false, none).missingOwnCrds.size, 0)
+  })
+
+  it('a stop says why: disabled, invalid config, missing CRD; a restart says restart', () => {
+    const running = new Map([['node-discovery', settingsOf(config())]])
+    const why = (c: OperatorConfig | undefined, established: boolean, f: Feature = nodes) => planFeatures([f], c, () => established, running).actions[0]?.why?.kind
+    assert.equal(why(config({node_discovery: {enabled: false}}), true), 'disabled')
+    assert.equal(why(undefined, true), 'invalid-config')
+    assert.equal(why(config(), false, feature('node-discovery', {requiredCrds: ['k8sclusters.polycrate.io']})), 'missing-crds')
+    assert.equal(why(config({node_discovery: {label_selector: 'a=b'}}), true), 'restart')
+  })
 })

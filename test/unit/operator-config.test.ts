@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import {
   credentialsSecret,
+  ignoredOperatorConfigStatus,
   isLabelSelector,
   namespaceFilter,
   operatorConfigStatus,
@@ -134,6 +135,42 @@ describe('OperatorConfig', () => {
       assert.equal('api_sync' in next, false)
       assert.deepEqual(next.conditions!.map((c) => c.type), ['Valid', 'Ready'])
       assert.equal(statusChanged({...previous, ...next, conditions: [...previous.conditions, ...next.conditions!]}, next), false)
+    })
+
+    it('an own CRD missing → phase Degraded, Ready=False naming the CRD, its features and the install command; back → Ready', () => {
+      const config = operatorConfigSpec.parse({})
+      const controllers = [{name: 'endpoint-discovery', enabled: true, running: false, reason: 'CRDsMissing: endpoints.polycrate.io'}]
+      const missing = new Map([['endpoints.polycrate.io', ['endpoint-discovery', 'endpoint-sync']]])
+      const degraded = operatorConfigStatus(undefined, 1, {ok: true, config}, controllers, 't1', missing)
+      assert.equal(degraded.phase, 'Degraded')
+      const ready = degraded.conditions!.find((c) => c.type === 'Ready')!
+      assert.equal(ready.status, 'False')
+      assert.equal(ready.reason, 'CRDsMissing')
+      assert.match(ready.message!, /endpoints\.polycrate\.io \(needed by endpoint-discovery, endpoint-sync\)/)
+      assert.match(ready.message!, /polycrate operator install-crds/)
+      assert.match(ready.message!, /polycrate operator crds \| kubectl apply -f -/)
+      assert.equal(degraded.message, ready.message)
+      const back = operatorConfigStatus(degraded, 1, {ok: true, config}, [{...controllers[0]!, running: true, reason: 'Running'}], 't2')
+      assert.equal(back.phase, 'Ready')
+      assert.equal(back.conditions!.find((c) => c.type === 'Ready')!.status, 'True')
+    })
+
+    describe('an ignored OperatorConfig says that it is ignored and why', () => {
+      const operator = {name: 'default', namespace: 'polycrate'}
+      const cases: Array<[string, {name: string; namespace: string}, RegExp]> = [
+        ['another namespace (other/default)', {name: 'default', namespace: 'other'}, /reads its OperatorConfig from its own namespace polycrate, not other/],
+        ['another name (polycrate/main)', {name: 'main', namespace: 'polycrate'}, /only the OperatorConfig named "default" is read, not "main"/],
+      ]
+      for (const [name, object, why] of cases) {
+        it(name, () => {
+          const status = ignoredOperatorConfigStatus(undefined, {...object, generation: 2}, operator, 't')
+          assert.equal(status.phase, 'Ignored')
+          assert.match(status.message!, why)
+          assert.match(status.message!, /move its settings to OperatorConfig polycrate\/default/)
+          assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [['Ready', 'False', 'Ignored']])
+          assert.equal(statusChanged(status, ignoredOperatorConfigStatus(status, {...object, generation: 2}, operator, 't2')), false)
+        })
+      }
     })
   })
 })

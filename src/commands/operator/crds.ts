@@ -1,18 +1,15 @@
-import {mkdir, writeFile} from 'node:fs/promises'
-import path from 'node:path'
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
-import {renderTable} from '../../cli/table.js'
-import {allCrds, findCrd, GROUP} from '../../crds/index.js'
-import {crdFileName, customResourceDefinitions, toMultiDocumentYaml, toYaml} from '../../crds/render.js'
+import {CATALOG_GROUP, crdCatalog, findKindNames, type CrdNames} from '../../crds/catalog.js'
 
 export default class Crds extends JsonAwareCommand {
   static override summary = 'Print the operator\'s CustomResourceDefinitions as YAML.'
   static override description =
-    'Generated from the TypeScript schemas of the operator. Pipe into `kubectl apply --server-side -f -`, ' +
-    'or write one file per CRD with --output-dir for GitOps.'
+    'Generated from the TypeScript schemas of the operator. Pipe into `kubectl apply -f -` (as the operator ' +
+    'reference does; `kubectl apply --server-side -f -` works too), or write one file per CRD with --output-dir for GitOps.'
 
   static override examples = [
+    '<%= config.bin %> <%= command.id %> | kubectl apply -f -',
     '<%= config.bin %> <%= command.id %> | kubectl apply --server-side -f -',
     '<%= config.bin %> <%= command.id %> --kind OperatorConfig',
     '<%= config.bin %> <%= command.id %> --output-dir ./crds/',
@@ -36,17 +33,19 @@ export default class Crds extends JsonAwareCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Crds)
-    const defs = flags.kind ? flags.kind.map((name) => this.resolveKind(name)) : [...allCrds]
+    const names = flags.kind ? flags.kind.map((name) => this.resolveKind(name)) : [...crdCatalog]
 
     if (flags.list) {
-      const rows = defs.map((def) => ({
+      // Names only: neither the schemas (zod) nor YAML are loaded for the list.
+      const rows = names.map((def) => ({
         kind: def.kind,
-        group: GROUP,
+        group: CATALOG_GROUP,
         plural: def.plural,
         shortNames: def.shortNames,
         scope: def.scope,
       }))
       if (!this.jsonEnabled()) {
+        const {renderTable} = await import('../../cli/table.js')
         this.log(renderTable(
           ['KIND', 'GROUP', 'PLURAL', 'SHORT NAMES', 'SCOPE'],
           rows.map((r) => [r.kind, r.group, r.plural, r.shortNames.join(',') || '-', r.scope]),
@@ -55,8 +54,13 @@ export default class Crds extends JsonAwareCommand {
       return rows
     }
 
+    const [{allCrds}, {crdFileName, customResourceDefinitions, toMultiDocumentYaml, toYaml}] = await Promise.all([
+      import('../../crds/index.js'), import('../../crds/render.js'),
+    ])
+    const defs = names.map((entry) => allCrds.find((def) => def.kind === entry.kind)!)
     const crds = customResourceDefinitions(defs)
     if (flags['output-dir']) {
+      const [{mkdir, writeFile}, path] = await Promise.all([import('node:fs/promises'), import('node:path')])
       const dir = path.resolve(flags['output-dir'])
       await mkdir(dir, {recursive: true})
       const files: string[] = []
@@ -73,10 +77,10 @@ export default class Crds extends JsonAwareCommand {
     return {apiVersion: 'v1', kind: 'List', items: crds}
   }
 
-  private resolveKind(name: string) {
-    const def = findCrd(name)
+  private resolveKind(name: string): CrdNames {
+    const def = findKindNames(name)
     if (!def) {
-      const valid = allCrds.map((d) => `${d.kind} (${[d.plural, ...d.shortNames].join(', ')})`).join('; ')
+      const valid = crdCatalog.map((d) => `${d.kind} (${[d.plural, ...d.shortNames].join(', ')})`).join('; ')
       this.error(`Unknown kind "${name}". Valid kinds: ${valid}.`, {exit: 2})
     }
     return def

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import chalk from 'chalk'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 
@@ -87,13 +87,23 @@ export function normalizeUrl(value: string): string | undefined {
   }
 }
 
+/** One GET with node:http(s): fetch would cost this short-lived command ~70 ms of CPU to start undici. */
 async function probe(base: string, endpoint: 'healthz' | 'readyz', timeoutMs: number): Promise<ProbeAnswer> {
-  const response = await fetch(`${base}/${endpoint}?verbose`, {
-    headers: {accept: 'text/plain'},
-    signal: AbortSignal.timeout(timeoutMs),
+  const url = new URL(`${base}/${endpoint}?verbose`)
+  const {request} = url.protocol === 'https:' ? await import('node:https') : await import('node:http')
+  return new Promise((resolve, reject) => {
+    const req = request(url, {headers: {accept: 'text/plain'}, signal: AbortSignal.timeout(timeoutMs)}, (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => {
+        body += chunk
+      })
+      response.on('end', () => resolve({ok: response.statusCode === 200, status: response.statusCode ?? 0, body}))
+      response.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
   })
-  const body = await response.text()
-  return {ok: response.status === 200, status: response.status, body}
 }
 
 /** ECONNREFUSED, ENOTFOUND, … or "no answer within 5 s"; else the innermost cause's message ("bad port"). */

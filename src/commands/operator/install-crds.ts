@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import chalk from 'chalk'
 import ora from 'ora'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'

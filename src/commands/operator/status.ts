@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import chalk from 'chalk'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'

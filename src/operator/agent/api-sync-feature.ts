@@ -16,12 +16,13 @@ import {
 } from '../../api/index.js'
 import {operatorConfigCrd} from '../../crds/operator-config.js'
 import {API_VERSION, crdResource} from '../../crds/define.js'
+import type {Condition} from '../../crds/schema.js'
 import type {KubeObject} from '../../kube/client.js'
 import {operatorVersion} from '../../version.js'
-import {credentialsSecret, type OperatorConfig} from '../config/operator-config.js'
+import {credentialsSecret, setCondition, type OperatorConfig} from '../config/operator-config.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
-import {OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
-import type {Feature} from '../features.js'
+import {conditionTypes, OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
+import type {Feature, StopReason} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import type {Manager} from '../runtime/manager.js'
@@ -170,8 +171,12 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
       if (error instanceof ApiAuthError) {
         return {kind: 'rejected', message: `The Polycrate API at ${apiUrl} rejected the agent token from Secret ${namespace}/${secretRef.secret_name} (${error.status}${error.forbidden ? ' Forbidden' : ' Unauthorized'}): create a new API token for the cluster's workspace and update the Secret.`}
       }
-      if (error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429))) {
-        return {kind: 'unreachable', message: `Cannot reach the Polycrate API at ${apiUrl}: ${error.message}. Retrying every ${retrySeconds} s.`}
+      if (error instanceof ApiNetworkError) {
+        // Its message already says "Cannot reach the Polycrate API at … Check the API URL and the network."
+        return {kind: 'unreachable', message: `${error.message} Retrying every ${retrySeconds} s.`}
+      }
+      if (error instanceof ApiError && (error.status >= 500 || error.status === 429)) {
+        return {kind: 'unreachable', message: `${error.message.replace(/\.$/, '')} (API at ${apiUrl}). Retrying every ${retrySeconds} s.`}
       }
       if (error instanceof ApiError) {
         return {kind: 'failed', message: `The Polycrate API at ${apiUrl} refused a request of the operator: ${error.message}. Retrying every ${retrySeconds} s.`}
@@ -192,7 +197,11 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     // or a rejected one does disconnect. APIConnected says what happened either way.
     const transient = outcome.kind === 'unreachable' || outcome.kind === 'failed'
     if (outcome.kind !== 'connected' && !(transient && session.identity)) session.disconnected(outcome.message)
-    if (object) await writeStatus(manager, object, apiSyncStatus(object.status, outcome, new Date().toISOString()), signal)
+    if (object) {
+      const next = apiSyncStatus(object.status, outcome, new Date().toISOString())
+      await writeStatus(manager, object, next, signal)
+      await announceTransition(object, next, logger)
+    }
     if (outcome.kind === 'connected') {
       logger.debug('heartbeat sent', {workspace: outcome.workspace.name})
       return {requeueAfterMs: config.api_sync.sync_interval_seconds * 1000}
@@ -204,14 +213,52 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     return {requeueAfterMs: retrySeconds * 1000}
   }
 
+  /**
+   * APIConnected flips become Events on the OperatorConfig (Normal on connect, Warning on loss) and log lines, so
+   * `kubectl describe` and the log tell when the connection went and came back.
+   */
+  const recorder = manager.recorder('api-sync')
+  const announceTransition = async (object: OperatorConfigObject, next: ApiSyncStatus, logger: {info(message: string, fields?: object): void}) => {
+    const before = apiConnectedOf(object.status?.conditions)
+    const after = apiConnectedOf(next.conditions)
+    if (!after || (before?.status === after.status && before.reason === after.reason)) return
+    if (after.status === 'True') {
+      if (before?.status === 'False') logger.info('Polycrate API connection restored', {after: before.reason})
+      await recorder.record(object, 'Normal', 'APIConnected', after.message ?? 'Connected to the Polycrate API.')
+    } else {
+      await recorder.record(object, 'Warning', after.reason ?? 'APINotConnected', after.message ?? 'Not connected to the Polycrate API.')
+    }
+  }
+
   const running = builder.complete(reconcile, {maxConcurrentReconciles: 1})
   running.enqueue(key)
   return {
-    async stop() {
+    async stop(why?: StopReason) {
+      const object = configs.cache.get(key)
       await running.stop()
-      session.disconnected('API sync is disabled (api_sync.enabled is false).')
+      const message = why?.kind === 'disabled'
+        ? 'API sync is disabled (api_sync.enabled is false).'
+        : why?.kind === 'restart' ? 'API sync is restarting with new settings.' : why ? `API sync is stopped: ${why.message}.` : 'API sync is stopped.'
+      // The identity goes with the settings (another token may mean another workspace) until the restart reconnects.
+      session.disconnected(message)
+      // The condition must not go on claiming a connection nobody keeps (after a restart the new run reports at
+      // once; at shutdown the next leader takes over).
+      if (!object || why?.kind === 'restart' || why?.kind === 'shutdown') return
+      const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
+      const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, new Date().toISOString())
+      const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}
+      try {
+        await writeStatus(manager, object, next, AbortSignal.timeout(10_000))
+        await announceTransition(object, next, manager.logger)
+      } catch (error) {
+        manager.logger.warn('could not mark APIConnected False after stopping API sync', {error: (error as Error).message})
+      }
     },
   }
+}
+
+function apiConnectedOf(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === conditionTypes.apiConnected)
 }
 
 async function writeStatus(manager: Manager, object: OperatorConfigObject, status: ApiSyncStatus, signal: AbortSignal): Promise<void> {

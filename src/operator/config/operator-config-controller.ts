@@ -13,7 +13,7 @@ import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {CrdGate} from '../runtime/crd-gate.js'
 import type {Manager} from '../runtime/manager.js'
 import {specOrMetadataChanged} from '../runtime/predicates.js'
-import {operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
+import {ignoredOperatorConfigStatus, operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
 
 /** Field manager of the status fields this controller owns (API sync owns others, under its own name). */
 const STATUS_MANAGER = 'polycrate-operator-config'
@@ -56,17 +56,25 @@ export function createOperatorConfigController(options: OperatorConfigController
   const namespace = manager.namespace
   const key = `${namespace}/${OPERATOR_CONFIG_NAME}`
   const state = new OperatorConfigState()
-  const informer = manager.informer<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind})
+  // Every namespace: an OperatorConfig elsewhere (or not named `default`) is told that it is ignored and why.
+  const informer = manager.informer<OperatorConfigObject>({resource: {...operatorConfigResource(namespace), namespace: undefined}, kind: operatorConfigCrd.kind})
   const client: KubeClient = manager.client
   const now = options.now ?? (() => new Date())
 
   const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
     if (requested !== key) {
       const other = informer.cache.get(requested)
-      if (other) {
-        await options.recorder?.record(other, 'Warning', 'Ignored',
-          `Only the OperatorConfig "${OPERATOR_CONFIG_NAME}" in namespace ${namespace} is read; this one has no effect. Move its settings there.`)
-      }
+      if (!other) return
+      const {name = '', namespace: otherNamespace = ''} = other.metadata
+      const status = ignoredOperatorConfigStatus(other.status, {name, namespace: otherNamespace, generation: other.metadata.generation},
+        {name: OPERATOR_CONFIG_NAME, namespace}, now().toISOString())
+      await options.recorder?.record(other, 'Warning', 'Ignored', status.message!)
+      if (!statusChanged(other.status, status)) return
+      await client.apply(
+        {...operatorConfigResource(otherNamespace), name, subresource: 'status'},
+        {apiVersion: API_VERSION, kind: operatorConfigCrd.kind, metadata: {name, namespace: otherNamespace}, status},
+        {fieldManager: STATUS_MANAGER, signal},
+      )
       return
     }
     const object = informer.cache.get(key)
@@ -82,7 +90,7 @@ export function createOperatorConfigController(options: OperatorConfigController
       logger.warn('invalid OperatorConfig; discovery paused', {problems: validation.problems})
       await options.recorder?.record(object, 'Warning', 'InvalidSpec', `Invalid OperatorConfig: ${validation.problems.join('; ')}`)
     }
-    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString())
+    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString(), features.missingOwnCrds)
     if (!statusChanged(object.status, status)) return
     await client.apply(
       {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},

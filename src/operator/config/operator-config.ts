@@ -144,6 +144,8 @@ export function operatorConfigStatus(
   validation: ValidationResult,
   controllers: readonly ControllerState[],
   now: string,
+  /** The operator's own CRDs enabled features need and do not find → those features (FeatureSet.missingOwnCrds). */
+  missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map(),
 ): OwnStatus {
   let conditions = (previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type))
   const base = {observed_generation: generation, controllers: [...controllers]}
@@ -154,6 +156,13 @@ export function operatorConfigStatus(
     return {...base, phase: 'Error', message, conditions}
   }
   conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'True', reason: 'Valid', message: 'The spec is valid.', observedGeneration: generation}, now)
+  if (missingOwnCrds.size > 0) {
+    const missing = [...missingOwnCrds].map(([crd, features]) => `${crd} (needed by ${features.join(', ')})`)
+    const message = `CRD${missingOwnCrds.size > 1 ? 's' : ''} missing: ${missing.join('; ')}. Those controllers are stopped until it is back: ` +
+      'install the CRDs with `polycrate operator install-crds` (or `polycrate operator crds | kubectl apply -f -`).'
+    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'CRDsMissing', message, observedGeneration: generation}, now)
+    return {...base, phase: 'Degraded', message, conditions}
+  }
   const running = controllers.filter((c) => c.running).map((c) => c.name)
   conditions = setCondition(conditions, {
     type: conditionTypes.ready,
@@ -163,6 +172,26 @@ export function operatorConfigStatus(
     observedGeneration: generation,
   }, now)
   return {...base, phase: 'Ready', conditions}
+}
+
+/**
+ * The status of an OperatorConfig the operator does not read (another name than `default`, or another namespace
+ * than the operator's): phase Ignored and a Ready=False condition saying why and where the settings belong (pure).
+ */
+export function ignoredOperatorConfigStatus(
+  previous: OperatorConfigStatus | undefined,
+  object: {name: string; namespace: string; generation?: number},
+  operator: {name: string; namespace: string},
+  now: string,
+): OwnStatus {
+  const why = object.namespace !== operator.namespace
+    ? `the operator reads its OperatorConfig from its own namespace ${operator.namespace}, not ${object.namespace}`
+    : `only the OperatorConfig named "${operator.name}" is read, not "${object.name}"`
+  const message = `Ignored: ${why}. This object has no effect; move its settings to OperatorConfig ${operator.namespace}/${operator.name}.`
+  const conditions = setCondition((previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type) && c.type !== conditionTypes.valid), {
+    type: conditionTypes.ready, status: 'False', reason: 'Ignored', message, observedGeneration: object.generation,
+  }, now)
+  return {phase: 'Ignored', message, observed_generation: object.generation, controllers: [], conditions}
 }
 
 /** Whether applying `next` would change the fields it owns in `current`. */

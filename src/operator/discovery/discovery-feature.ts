@@ -13,7 +13,7 @@
  * `polycrate_discovered=true`, the sync finalizer on new CRs while API sync is on, Warning Events for problems
  * (once per change), the stale sweep (`stale_cleanup_minutes`, `cleanup.*`) and echo suppression of its own writes.
  */
-import {API_VERSION, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
+import {API_VERSION, crdFullName, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
 import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
 import {validateOperatorConfig, type OperatorConfig} from '../config/operator-config.js'
@@ -122,7 +122,8 @@ export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Featur
   return {
     name: declaration.name,
     enabled: declaration.enabled,
-    requiredCrds: declaration.requiredCrds,
+    // The CRD it writes: without it every reconcile would fail with a bare 404.
+    requiredCrds: [crdFullName(declaration.target), ...(declaration.requiredCrds ?? [])],
     permissions: discoveryPermissions(declaration),
     settings: settingsOf,
     start: (manager, config, isEstablished) => startDiscovery(declaration, manager, settingsOf(config, isEstablished)),

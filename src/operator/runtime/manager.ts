@@ -18,6 +18,7 @@ import {
   startMetricsServer,
   startProbeServer,
   type CheckResult,
+  type CheckStatus,
   type EventLoopCheck,
   type RunningHttpServer,
 } from './http-servers.js'
@@ -98,6 +99,7 @@ export class Manager {
   private eventLoopCheck?: EventLoopCheck
   private readonly leadershipListeners = new Set<(leading: boolean) => void>()
   private readonly recorders = new Map<string, EventRecorder>()
+  private readonly readyzChecks = new Map<string, () => CheckStatus>()
 
   constructor(private readonly options: ManagerOptions) {
     this.client = options.client
@@ -187,11 +189,18 @@ export class Manager {
     return {ok: loop.ok, checks: {'event-loop': loop}}
   }
 
-  /** Readiness: every informer in use has synced (leader and standby alike). */
+  /** Adds a named readiness check to /readyz (like controller-runtime's AddReadyzCheck). */
+  addReadyzCheck(name: string, check: () => CheckStatus): void {
+    this.readyzChecks.set(name, check)
+  }
+
+  /** Readiness: every informer in use has synced (leader and standby alike), and every added check passes. */
   readyz(): CheckResult {
     const pending = [...this.informers.values()].filter((s) => !s.informer.hasSynced()).map((s) => s.informer.name)
     const caches = pending.length === 0 ? {ok: true} : {ok: false, message: `informers not synced: ${pending.join(', ')}`}
-    return {ok: caches.ok, checks: {caches, ...(this.elector ? {'leader-election': {ok: true, message: this.leading ? 'leader' : 'standby'}} : {})}}
+    const added = Object.fromEntries([...this.readyzChecks].map(([name, check]) => [name, check()]))
+    const checks = {caches, ...added, ...(this.elector ? {'leader-election': {ok: true, message: this.leading ? 'leader' : 'standby'}} : {})}
+    return {ok: Object.values(checks).every((check) => check.ok), checks}
   }
 
   /** Runs until the signal aborts, then shuts down gracefully. Never rejects for a transient cluster problem. */

@@ -26,7 +26,7 @@ import {
   type PolycrateApiClient,
   type Resource,
 } from '../../api/index.js'
-import {API_VERSION, crdResource, syncStatusFields, type CrdDefinition, type CustomObject, type StatusStyle} from '../../crds/define.js'
+import {API_VERSION, crdFullName, crdResource, syncStatusFields, type CrdDefinition, type CustomObject, type StatusStyle} from '../../crds/define.js'
 import type {Condition} from '../../crds/schema.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
 import type {OperatorConfig} from '../config/operator-config.js'
@@ -125,6 +125,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
   return {
     name: declaration.name,
     enabled: declaration.enabled ?? ((config) => config.api_sync.enabled),
+    requiredCrds: [crdFullName(declaration.crd)],
     // Reads its CRs, sets and releases its finalizer, writes their status.
     permissions: [
       {group: resource.group, resource: resource.plural, verbs: [...READ, 'patch', 'update']},

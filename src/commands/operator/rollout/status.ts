@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import chalk from 'chalk'
 import type {RolloutDashboard} from '../../../api/index.js'
 import {ApiCommand, apiFlags} from '../../../cli/api-flags.js'

@@ -12,6 +12,7 @@ import type {
   SourceResult,
   TimestampLike,
 } from './types.js'
+import {discoveryProblemReasons} from './types.js'
 
 /** The API server writes an empty namespace as "default"; plain objects without one are treated the same way. */
 const DEFAULT_K8S_NAMESPACE = 'default'
@@ -121,6 +122,16 @@ export function monitoredResult(
   emptyReason: string,
 ): SourceResult {
   const result: SourceResult = {source, monitored: true, endpoints, problems, deprecatedLabelPresent}
-  if (endpoints.length === 0) result.skipReason = emptyReason
+  if (endpoints.length === 0) {
+    result.skipReason = emptyReason
+    // Without a Warning that explains it, a monitored source that yields nothing would pass in silence.
+    if (problems.length === 0) {
+      result.problems = [{
+        type: 'Normal',
+        reason: discoveryProblemReasons.nothingToMonitor,
+        message: `${source.kind} ${source.namespace}/${source.name} is monitored, but there is nothing to monitor: ${emptyReason}.`,
+      }]
+    }
+  }
   return result
 }

@@ -60,8 +60,10 @@ export function endpointsForIngress(ingress: IngressLike, settings: EndpointDisc
     endpoints,
     [...monitor.problems, ...base.problems, ...hostConfig.problems, ...hosts.problems],
     base.deprecatedLabelPresent,
-    hosts.all.length === 0
-      ? 'no rule of the Ingress has a host (a catch-all rule has nothing concrete to check)'
+    (ingress.spec?.rules ?? []).length === 0
+      ? 'the Ingress has no rules (at most a default backend), so it has no host to check'
+      : hosts.all.length === 0
+        ? 'no rule of the Ingress has a host (a catch-all rule has nothing concrete to check)'
       : 'none of the hosts of the Ingress can be monitored (see the problems)',
   )
 }

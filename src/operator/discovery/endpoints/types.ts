@@ -82,6 +82,8 @@ export interface DesiredEndpoint {
 }
 
 export interface DiscoveryProblem {
+  /** The Event type: Warning unless said otherwise. */
+  type?: 'Warning' | 'Normal'
   /** CamelCase event reason, one of `discoveryProblemReasons`. */
   reason: string
   /** Names the annotation or host, the bad value and what is accepted. */
@@ -117,4 +119,5 @@ export const discoveryProblemReasons = {
   gatewayNotFound: 'GatewayNotFound',
   listenerNotFound: 'ListenerNotFound',
   hostClaimedElsewhere: 'HostClaimedElsewhere',
+  nothingToMonitor: 'NothingToMonitor',
 } as const

@@ -1,0 +1,181 @@
+/**
+ * Status that tells the truth (issue 14, defects 2–5): APIConnected and its Events, API sync stopped by an invalid
+ * config, ignored OperatorConfigs, a monitored Ingress with nothing to monitor, and a deleted polycrate.io CRD.
+ * One in-process operator (JSON logs captured), the API simulator, the shared control plane.
+ */
+import assert from 'node:assert/strict'
+import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import {endpointCrd} from '../../src/crds/endpoint.js'
+import {customResourceDefinitions} from '../../src/crds/render.js'
+import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {installCrds} from '../../src/kube/crd-install.js'
+import {createLogger} from '../../src/lib/logger.js'
+import {createOperator, type Operator} from '../../src/operator/operator.js'
+import {ApiSimulator} from '../support/api-simulator/index.js'
+import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freePort} from '../support/control-plane.js'
+import {eventually} from '../support/operator-process.js'
+
+type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
+type Event = {type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}
+const configRef = (namespace: string, name = 'default') => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name})
+const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
+
+describe('status that tells the truth (in-process operator + simulator)', function () {
+  this.timeout(180_000)
+  let client: KubeClient
+  let sim: ApiSimulator
+  let operator: Operator
+  let namespace: string
+  let probeUrl: string
+  let stop: AbortController
+  let running: Promise<void>
+  const logs: Array<Record<string, unknown> & {msg: string}> = []
+
+  const config = () => client.get<OperatorConfigObject>(configRef(namespace))
+  const events = async (ns: string, name: string) =>
+    (await client.request<{items: Event[]}>({path: `/api/v1/namespaces/${ns}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
+  const waitFor = (check: (object: OperatorConfigObject) => boolean, what: string, timeoutMs = 30_000) =>
+    eventually(async () => {
+      const object = await config()
+      return check(object) ? object : undefined
+    }, timeoutMs, what)
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+    sim = await ApiSimulator.start()
+    const organization = sim.createOrganization('acme-corp')
+    const workspace = sim.createWorkspace({name: 'truth', organizationId: organization.id})
+    const token = sim.issueToken({kind: 'agent', workspaceId: workspace.id})
+    namespace = await freshNamespace(client, 'truth')
+    await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token}})
+    await client.create(configRef(namespace), {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
+      spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 2}, local_cluster: {enabled: true, cluster_name: 'truth'}},
+    })
+    const probePort = await freePort()
+    probeUrl = `http://127.0.0.1:${probePort}`
+    const logger = createLogger({level: 'info', format: 'json', write: (line) => logs.push(JSON.parse(line))})
+    operator = createOperator({client, namespace, logger, metricsBindAddress: '0', probeBindAddress: `127.0.0.1:${probePort}`})
+    stop = new AbortController()
+    running = operator.run(stop.signal)
+  })
+  after(async () => {
+    stop.abort()
+    await running
+    client.close()
+    await sim.close()
+  })
+
+  it('APIConnected flips are Events; the unreachable message says "Cannot reach" once; recovery is logged', async () => {
+    await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected')
+    await eventually(async () => (await events(namespace, 'default')).some((e) => e.type === 'Normal' && e.reason === 'APIConnected'), 10_000, 'Normal APIConnected Event')
+
+    const closed = await freePort()
+    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: `http://127.0.0.1:${closed}`}}})
+    const unreachable = await waitFor((o) => condition(o, 'APIConnected')?.reason === 'APIUnreachable', 'APIUnreachable', 60_000)
+    const message = condition(unreachable, 'APIConnected')!.message!
+    assert.equal(message.match(/Cannot reach/g)?.length, 1, message)
+    assert.match(message, new RegExp(`^Cannot reach the Polycrate API at http://127\\.0\\.0\\.1:${closed} .*Check the API URL and the network\\. Retrying every 2 s\\.$`))
+    await eventually(async () => (await events(namespace, 'default')).some((e) => e.type === 'Warning' && e.reason === 'APIUnreachable' && e.message === message), 10_000, 'Warning APIUnreachable Event')
+
+    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: sim.url}}})
+    await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected again', 60_000)
+    await eventually(async () => logs.find((l) => l.msg === 'Polycrate API connection restored'), 10_000, 'recovery log line')
+  })
+
+  it('an invalid OperatorConfig: API sync is "stopped: the OperatorConfig is invalid" — not "disabled" — and APIConnected=False', async () => {
+    await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected')
+    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: 'api.example.com'}}})
+    const invalid = await waitFor((o) => condition(o, 'Valid')?.status === 'False' && condition(o, 'APIConnected')?.status === 'False', 'Valid=False and APIConnected=False')
+    const connected = condition(invalid, 'APIConnected')!
+    assert.equal(connected.reason, 'APISyncStopped')
+    assert.match(connected.message!, /API sync is stopped: the OperatorConfig is invalid/)
+    // what every sync controller shows on its objects while waiting for the connection
+    assert.equal(operator.api.problem, 'API sync is stopped: the OperatorConfig is invalid (see its Valid condition).')
+    const endpoints = (await client.request<{items: Array<{status?: {message?: string}}>}>({path: '/apis/polycrate.io/v1alpha1/endpoints'})).items
+    for (const endpoint of endpoints) assert.doesNotMatch(endpoint.status?.message ?? '', /api_sync\.enabled is false/)
+    await eventually(async () => (await events(namespace, 'default')).some((e) => e.type === 'Warning' && e.reason === 'APISyncStopped'), 10_000, 'Warning APISyncStopped Event')
+
+    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: sim.url}}})
+    await waitFor((o) => condition(o, 'Valid')?.status === 'True' && condition(o, 'APIConnected')?.status === 'True', 'valid and connected again', 60_000)
+  })
+
+  it('ignored OperatorConfigs (<operator ns>/main, other/default) say that they are ignored and why', async () => {
+    const other = await freshNamespace(client, 'other')
+    const spec = {api_sync: {enabled: false}}
+    await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'main', namespace}, spec})
+    await client.create(configRef(other), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace: other}, spec})
+    const cases: Array<[string, string, RegExp]> = [
+      [namespace, 'main', /only the OperatorConfig named "default" is read, not "main"/],
+      [other, 'default', new RegExp(`reads its OperatorConfig from its own namespace ${namespace}, not ${other}`)],
+    ]
+    for (const [ns, name, why] of cases) {
+      const ignored = await eventually(async () => {
+        const object = await client.get<OperatorConfigObject>(configRef(ns, name))
+        return object.status?.phase === 'Ignored' ? object : undefined
+      }, 30_000, `${ns}/${name} Ignored`)
+      const ready = condition(ignored, 'Ready')!
+      assert.deepEqual([ready.status, ready.reason], ['False', 'Ignored'])
+      assert.match(ready.message!, why)
+      assert.match(ready.message!, new RegExp(`move its settings to OperatorConfig ${namespace}/default`))
+      await eventually(async () => (await events(ns, name)).some((e) => e.type === 'Warning' && e.reason === 'Ignored' && why.test(e.message)), 10_000, `Ignored Event on ${ns}/${name}`)
+    }
+  })
+
+  it('a monitored Ingress with no rules gets a Normal Event: nothing to monitor', async () => {
+    const apps = await freshNamespace(client, 'norules')
+    await client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: 'backend-only', namespace: apps, annotations: {polycrate_endpoint_monitor: 'true'}},
+      spec: {defaultBackend: {service: {name: 'web', port: {number: 80}}}},
+    })
+    const event = await eventually(async () => (await events(apps, 'backend-only')).find((e) => e.reason === 'NothingToMonitor'), 30_000, 'NothingToMonitor Event')
+    assert.equal(event.type, 'Normal')
+    assert.equal(event.message, `Ingress ${apps}/backend-only is monitored, but there is nothing to monitor: the Ingress has no rules (at most a default backend), so it has no host to check.`)
+  })
+
+  it('`kubectl delete crd endpoints.polycrate.io`: Ready=False and /readyz failing, both naming the CRD and how to install it; back → Ready', async () => {
+    // An Endpoint CR, so that the CRD has instances when it goes.
+    const apps = await freshNamespace(client, 'crdgone')
+    await client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: 'web', namespace: apps, annotations: {polycrate_endpoint_monitor: 'true'}},
+      spec: {rules: [{host: 'web.truth.example'}]},
+    })
+    await eventually(async () => (await client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR')
+    assert.equal((await fetch(`${probeUrl}/readyz`)).status, 200)
+
+    const crdRef = {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}
+    await client.delete(crdRef)
+    // Endpoint CRs left by operators of other test files keep their sync finalizer: let them go.
+    await eventually(async () => {
+      const list = await client.request<{items: KubeObject[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'}).catch(() => ({items: [] as KubeObject[]}))
+      for (const object of list.items.filter((o) => ((o.metadata?.finalizers as string[] | undefined) ?? []).length > 0)) {
+        await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace: object.metadata!.namespace, name: object.metadata!.name}, {metadata: {finalizers: null}}).catch(() => {})
+      }
+      return (await client.getOrUndefined(crdRef)) === undefined
+    }, 60_000, 'CRD gone')
+
+    const degraded = await waitFor((o) => condition(o, 'Ready')?.status === 'False', 'Ready=False')
+    const ready = condition(degraded, 'Ready')!
+    assert.equal(ready.reason, 'CRDsMissing')
+    assert.equal(degraded.status?.phase, 'Degraded')
+    assert.match(ready.message!, /endpoints\.polycrate\.io \(needed by endpoint-discovery, endpoint-sync\)/)
+    assert.match(ready.message!, /polycrate operator install-crds/)
+    assert.match(ready.message!, /polycrate operator crds \| kubectl apply -f -/)
+    const states = new Map((degraded.status?.controllers ?? []).map((c) => [c.name, c]))
+    assert.equal(states.get('endpoint-discovery')?.running, false)
+    assert.match(states.get('endpoint-sync')?.reason ?? '', /^CRDsMissing: endpoints\.polycrate\.io/)
+    const readyz = await fetch(`${probeUrl}/readyz?verbose`)
+    assert.notEqual(readyz.status, 200)
+    assert.match(await readyz.text(), /crds.*endpoints\.polycrate\.io.*polycrate operator install-crds/)
+
+    await installCrds(client, customResourceDefinitions([endpointCrd]))
+    await waitFor((o) => condition(o, 'Ready')?.status === 'True', 'Ready again')
+    await eventually(async () => (await fetch(`${probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
+    // and discovery runs again: the Ingress's Endpoint CR comes back
+    await eventually(async () => (await client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR again')
+  })
+})
