@@ -1,12 +1,13 @@
 /**
  * The operator under exactly the RBAC that `polycrate operator manifests` generates: a ServiceAccount token bound
- * to the generated ClusterRole and Roles, one scenario per feature (Ingress → Endpoint, Node → Host,
- * PersistentVolume → K8sVolume, Velero Backup → Backup, cert-manager Certificate → Certificate, each synced to the
- * API) → not one 403; and the same token cannot write outside what was declared.
+ * to the generated ClusterRole and Roles, one scenario per feature (Ingress → Endpoint, Node → Host and its cloud
+ * initialization, PersistentVolume → K8sVolume, Velero Backup → Backup, cert-manager Certificate → Certificate, each
+ * synced to the API; a LoadBalancer Service; an S3Bucket and its credentials Secret; a K8sCluster probe; both DNS
+ * webhooks serving) → not one 403; and the same token cannot write outside what was declared.
  */
 import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
-import {mkdtemp} from 'node:fs/promises'
+import {mkdtemp, readFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import yaml from 'js-yaml'
@@ -18,6 +19,7 @@ import {operatorManifests} from '../../src/operator/manifests.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
@@ -55,10 +57,14 @@ describe('least privilege: the operator under the generated RBAC', function () {
     }
     sim = await ApiSimulator.start()
     const veleroNamespace = await freshNamespace(admin, 'lp-velero')
+    sim.cloud.popName = 'fsn1'
     ;({namespace} = await operatorNamespaceFor(admin, sim, {
       backup_discovery: {velero_namespace: veleroNamespace},
       node_discovery: {enabled: true},
       volume_discovery: {enabled: true},
+      cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
+      external_dns_webhook: {enabled: true, port: await freePort()},
+      dns01_webhook: {enabled: true, port: await freePort()},
     }))
     // The generated RBAC objects, applied as an admin would (the rest of the manifests needs a kubelet).
     const objects = operatorManifests({namespace, image: 'unused', replicas: 1, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
@@ -79,7 +85,15 @@ describe('least privilege: the operator under the generated RBAC', function () {
     tokenKubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), controlPlane().server, token.status.token)
 
     // One source per feature, before the operator starts (the initial sync) — more follow while it runs.
-    await admin.create({group: '', version: 'v1', plural: 'nodes'}, {apiVersion: 'v1', kind: 'Node', metadata: {name: names.node}, spec: {}})
+    // A node as a kubelet with --cloud-provider=external registers it: tainted until the cloud controller initializes it.
+    await admin.create({group: '', version: 'v1', plural: 'nodes'}, {
+      apiVersion: 'v1', kind: 'Node', metadata: {name: names.node},
+      spec: {taints: [{key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule'}]},
+      status: {
+        addresses: [{type: 'InternalIP', address: '10.99.0.1'}],
+        conditions: [{type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'set by the test', lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString()}],
+      },
+    })
     await admin.create({group: '', version: 'v1', plural: 'persistentvolumes'}, {
       apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name: names.pv},
       spec: {capacity: {storage: '1Gi'}, accessModes: ['ReadWriteOnce'], hostPath: {path: '/data/lp'}, persistentVolumeReclaimPolicy: 'Retain'},
@@ -98,6 +112,8 @@ describe('least privilege: the operator under the generated RBAC', function () {
     process.stderr.write(`operator warnings and errors:\n${problems.slice(-30).map((line) => JSON.stringify(line)).join('\n')}\n`)
     const config = await admin.request<{status?: unknown}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/operatorconfigs/default`})
     process.stderr.write(`OperatorConfig status: ${JSON.stringify(config.status)}\n`)
+    const events = await admin.request<{items: Array<{reason: string; message: string; involvedObject: {kind: string; name: string}}>}>({path: '/api/v1/events'})
+    process.stderr.write(`${events.items.filter((e) => e.involvedObject.name.includes(suffix)).map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`).join('\n')}\n`)
   })
 
   after(async () => {
@@ -122,10 +138,42 @@ describe('least privilege: the operator under the generated RBAC', function () {
       apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'shop-tls', namespace: certNamespace},
       spec: {secretName: 'shop-tls', dnsNames: [`shop-${suffix}.example.com`], issuerRef: {name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io'}},
     })
+    const service = await admin.create<KubeObject>({group: '', version: 'v1', plural: 'services', namespace: ingressNamespace}, {
+      apiVersion: 'v1', kind: 'Service', metadata: {name: 'shop-lb', namespace: ingressNamespace},
+      spec: {type: 'LoadBalancer', selector: {app: 'shop'}, ports: [{name: 'http', port: 80, targetPort: 8080}]},
+    })
+    const bucket = `lp-${suffix}`
+    await admin.create({group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace}, {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: bucket, namespace}, spec: {name: bucket, region: 'fsn1', reclaim_policy: 'delete'},
+    })
+    // A K8sCluster probing the test cluster itself with the admin token.
+    await admin.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'probe-token', namespace}, stringData: {token: controlPlane().token}})
+    await admin.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace}, {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'K8sCluster', metadata: {name: 'probe', namespace},
+      spec: {apiServer: controlPlane().server, authentication: {serviceAccountToken: {secretRef: {name: 'probe-token', key: 'token'}}}, caCertificate: await readFile(path.join(controlPlane().dir, 'certs', 'apiserver.crt'), 'utf8')},
+    })
+
     await syncedIn('endpoints', ingressNamespace)
     await syncedIn('certificates', certNamespace)
     await syncedIn('hosts', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.node)
     await syncedIn('k8svolumes', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.pv)
+    await eventually(async () => {
+      const node = await admin.get<KubeObject & {spec: {providerID?: string; taints?: Array<{key: string}>}}>({group: '', version: 'v1', plural: 'nodes', name: names.node})
+      // (kube-apiserver's TaintNodesByCondition admission adds node.kubernetes.io/not-ready: not ours to remove.)
+      return node.spec.providerID?.startsWith('polycrate://') && !(node.spec.taints ?? []).some((taint) => taint.key === 'node.cloudprovider.kubernetes.io/uninitialized')
+    }, 60_000, 'the node initialized by the cloud controller')
+    await eventually(async () => {
+      const current = await admin.get<KubeObject & {status?: {loadBalancer?: {ingress?: unknown[]}}}>({group: '', version: 'v1', plural: 'services', namespace: ingressNamespace, name: service.metadata!.name!})
+      return (current.status?.loadBalancer?.ingress ?? []).length > 0
+    }, 60_000, 'the LoadBalancer Service has its IP')
+    for (const [plural, name] of [['s3buckets', bucket], ['k8sclusters', 'probe']] as const) {
+      await eventually(async () => (await admin.get<KubeObject & {status?: {phase?: string}}>({group: 'polycrate.io', version: 'v1alpha1', plural, namespace, name})).status?.phase === 'Ready', 60_000, `${plural}/${name} Ready`)
+    }
+    assert.ok(await admin.getOrUndefined({group: '', version: 'v1', plural: 'secrets', namespace, name: `s3-${bucket}-credentials`}), 'the S3 credentials Secret written')
+    await admin.delete({group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace, name: bucket})
+    await eventually(async () => (await admin.getOrUndefined({group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace, name: bucket})) === undefined, 60_000, 'the S3Bucket gone (its finalizer released)')
+    await admin.delete({group: '', version: 'v1', plural: 'services', namespace: ingressNamespace, name: 'shop-lb'})
+    await eventually(async () => (await admin.getOrUndefined({group: '', version: 'v1', plural: 'services', namespace: ingressNamespace, name: 'shop-lb'})) === undefined, 60_000, 'the Service gone (its finalizer released)')
     const ingressRef = {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: ingressNamespace, name: 'shop'}
     // Deleting a source exercises the finalizer release and the CR deletion.
     await admin.delete(ingressRef)
