@@ -6,6 +6,7 @@ import {CertificateDiscoveryReconciler} from '../discovery/certificate-discovery
 import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
 import type {Feature} from '../features.js'
+import {createMonitoringFeature} from '../monitoring/monitoring-feature.js'
 import {BackupController, BackupScheduleController} from '../sync/backup-sync-feature.js'
 import {CertificateController} from '../sync/certificate-sync-feature.js'
 import {EndpointController} from '../sync/endpoint-sync-feature.js'
@@ -27,5 +28,6 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     BackupScheduleController(session),
     CertificateDiscoveryReconciler,
     CertificateController(session),
+    createMonitoringFeature(session),
   ]
 }
