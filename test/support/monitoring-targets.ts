@@ -7,7 +7,7 @@ import {createSocket, type Socket as UdpSocket} from 'node:dgram'
 import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
 import * as http from 'node:http'
 import * as https from 'node:https'
-import {createServer as createTcpServer, type AddressInfo, type Server as TcpServer} from 'node:net'
+import {createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {execa} from 'execa'
@@ -113,7 +113,7 @@ function handler(seen: SeenRequest[]): http.RequestListener {
 
 async function listen(server: http.Server | TcpServer): Promise<Target> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const sockets = new Set<import('node:net').Socket>()
+  const sockets = new Set<Socket>()
   server.on('connection', (socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
