@@ -5,7 +5,7 @@
  * metrics. The feature (monitoring-feature.ts) gives it the API client, its id and a place for its status.
  */
 import {z} from 'zod'
-import type {CheckResultInput, PolycrateApiClient} from '../../api/index.js'
+import {ApiNotFoundError, type CheckResultInput, type PolycrateApiClient} from '../../api/index.js'
 import type {Logger} from '../../lib/logger.js'
 import {operatorVersion} from '../../version.js'
 import {dnsCheck} from './dns-check.js'
@@ -168,13 +168,19 @@ export class MonitoringAgent {
       if (!api) throw new Error('not connected to the Polycrate API yet (see the APIConnected condition)')
       const agentId = await this.options.agentId()
       this.snapshotInfo.reportedAgentId = agentId
-      const {data} = await api.request({
+      const fetchAssignment = () => api.request({
         method: 'GET',
         path: '/api/v1/agent/endpoints/',
         headers: {'x-agent-id': agentId},
         schema: z.array(z.unknown()),
         resource: 'agent/endpoints',
         signal: this.abort.signal,
+      })
+      // 404: the API does not know this agent id yet; a health report registers it.
+      const {data} = await fetchAssignment().catch(async (error: unknown) => {
+        if (!(error instanceof ApiNotFoundError)) throw error
+        await this.report()
+        return fetchAssignment()
       })
       this.applyAssignment(data)
       this.snapshotInfo.lastFetchAt = this.timers.now()
@@ -224,7 +230,7 @@ export class MonitoringAgent {
     const outcome = await Promise.race([
       check(plan),
       new Promise<CheckOutcome>((resolve) => {
-        timer = this.timers.setTimeout(() => resolve(failedOutcome(plan, new CheckFailure('timeout', 'TIMEOUT', `the check did not finish within ${deadline / 1000} s`), performance.now() - started, this.timers.now)), deadline)
+        timer = this.timers.setTimeout(() => resolve(failedOutcome(plan, new CheckFailure('timeout', 'TIMEOUT', `the check did not finish within ${deadline / 1000} s`), performance.now() - started, () => this.timers.now())), deadline)
       }),
     ])
     this.timers.clearTimeout(timer)
