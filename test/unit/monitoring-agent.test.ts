@@ -255,6 +255,25 @@ describe('MonitoringAgent with the API simulator (fake clock)', function () {
     }
   })
 
+  it('shutdown: no new checks, the running ones finish, everything is reported', async () => {
+    addEndpoints(w, 30)
+    const log: Array<{id: string; at: number}> = []
+    const instant = instantCheck(w, log)
+    // Each check takes 5 s of (fake) time, so some run when the agent is told to stop.
+    const slow: CheckRunner = (plan) => new Promise((resolve) => { w.timers.setTimeout(() => resolve(instant(plan)), 5000) })
+    agent = startAgent(w, {check: slow, config: {check_interval_seconds: 10}})
+    await until(() => agent!.snapshot().assigned === 30, 'the assignment')
+    await run(w, 12)
+    const done = agent.shutdown(15_000)
+    await w.timers.advance(6000)
+    await done
+    const checked = log.length
+    assert.ok(checked > 0)
+    assert.equal(w.sim.list('check-results').length, checked, 'the checks running at the stop were reported too')
+    await run(w, 20)
+    assert.equal(log.length, checked, 'no check after the stop')
+  })
+
   it('without an API connection it waits, keeps no assignment and says why', async () => {
     addEndpoints(w, 2)
     agent = startAgent(w, {api: () => undefined, check: instantCheck(w)})

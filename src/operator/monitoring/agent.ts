@@ -134,7 +134,30 @@ export class MonitoringAgent {
     this.scheduleReport()
   }
 
-  /** Stops fetching and checking; running checks finish but are not reported. */
+  /**
+   * A graceful stop: no new checks, the running ones finish (each within its deadline), then the buffer is reported
+   * — all within `graceMs`; what is still buffered after that is lost with the process.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.scheduler.stop()
+    this.timers.clearTimeout(this.fetchTimer)
+    this.timers.clearTimeout(this.reportTimer)
+    let timer: unknown
+    const timeUp = new Promise<void>((resolve) => { timer = this.timers.setTimeout(resolve, graceMs) })
+    const flush = async () => {
+      await this.scheduler.idle()
+      while (this.buffer.size > 0 && !this.stopped) {
+        const before = this.buffer.size
+        await this.report()
+        if (this.buffer.size >= before) return
+      }
+    }
+    await Promise.race([flush(), timeUp])
+    this.timers.clearTimeout(timer)
+    this.stop()
+  }
+
+  /** Stops fetching and checking at once; running checks finish but are not reported. */
   stop(): void {
     this.stopped = true
     this.abort.abort()

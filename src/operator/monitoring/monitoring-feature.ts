@@ -19,6 +19,8 @@ import {monitoringStatus} from './status.js'
 const STATUS_MANAGER = 'polycrate-operator-monitoring'
 /** The status is written at most this often (every check changes it). */
 const STATUS_EVERY_MS = 10_000
+/** On stop (agent disabled, settings changed, operator shutting down): time to finish checks and report them. */
+const SHUTDOWN_GRACE_MS = 15_000
 
 export function createMonitoringFeature(session: ApiSession, overrides: Partial<Pick<MonitoringAgentOptions, 'probe' | 'reportIntervalMs'>> = {}): Feature {
   return {
@@ -47,7 +49,7 @@ export function createMonitoringFeature(session: ApiSession, overrides: Partial<
       return {
         async stop() {
           unsubscribe()
-          agent.stop()
+          await agent.shutdown(SHUTDOWN_GRACE_MS)
           await writer.close()
           abort.abort()
         },

@@ -65,6 +65,7 @@ export class CheckScheduler<T extends Schedulable> {
   /** Endpoint ids whose check runs now (kept across a plan change, so a changed endpoint is not checked twice at once). */
   private readonly inFlight = new Set<string>()
   private stopped = false
+  private idleWaiters: Array<() => void> = []
 
   constructor(private readonly options: SchedulerOptions<T>) {
     this.timers = options.timers ?? realTimers
@@ -106,6 +107,12 @@ export class CheckScheduler<T extends Schedulable> {
     }
   }
 
+  /** Resolves once no check runs (at once when none does). */
+  idle(): Promise<void> {
+    if (this.inFlight.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
   stop(): void {
     this.stopped = true
     for (const entry of this.entries.values()) this.timers.clearTimeout(entry.timer)
@@ -140,6 +147,7 @@ export class CheckScheduler<T extends Schedulable> {
       void this.options.run(entry.plan).catch(() => {}).finally(() => {
         this.inFlight.delete(id)
         this.pump()
+        if (this.inFlight.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve()
       })
     }
   }
