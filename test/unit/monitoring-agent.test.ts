@@ -250,6 +250,14 @@ describe('MonitoringAgent with the API simulator (fake clock)', function () {
         assert.ok(after.get(name)?.samples.some((s) => s.labels.endpoint === 'api-example-com-0'), `${name} of the assigned one kept`)
       }
       assert.equal(after.get('polycrate_agent_assigned_endpoints')?.samples[0]?.value, 1)
+
+      // Later results (after several fetches of the same assignment) still update the series.
+      await target.close()
+      await run(w, 20)
+      await until(() => agent!.snapshot().endpoints.get(ok!)?.lastResult?.success === false, 'a failed check of the closed target')
+      const later = parsePromText(await w.registry.metrics())
+      assert.equal(later.get('probe_success')?.samples.find((s) => s.labels.endpoint === 'api-example-com-0')?.value, 0)
+      assert.equal(later.get('probe_http_status_code')?.samples.find((s) => s.labels.endpoint === 'api-example-com-0')?.value, 0)
     } finally {
       await target.close()
     }

@@ -186,6 +186,8 @@ export class MonitoringAgent {
   /** Fetches the assignment and updates the schedule; again after `check_interval_seconds`. */
   async refresh(): Promise<void> {
     const interval = this.options.config.check_interval_seconds * 1000
+    // One fetch loop: a refresh asked for early (the API connected) replaces the pending one.
+    this.timers.clearTimeout(this.fetchTimer)
     try {
       const api = this.options.api()
       if (!api) throw new Error('not connected to the Polycrate API yet (see the APIConnected condition)')
@@ -273,7 +275,9 @@ export class MonitoringAgent {
       if (outcome.message) state.message = outcome.message
       else delete state.message
       const kind = plan.settings.kind === 'invalid' ? plan.settings.endpointKind : plan.settings.kind
-      if (this.plans.get(plan.endpointId) === plan) this.options.metrics.record(plan.endpointId, {endpoint: plan.name, organization: plan.organization}, kind, outcome)
+      // Labels from the current assignment (the scheduler may run an equal plan object from an earlier fetch).
+      const current = this.plans.get(plan.endpointId) ?? plan
+      this.options.metrics.record(plan.endpointId, {endpoint: current.name, organization: current.organization}, kind, outcome)
     }
     this.options.metrics.buffered.set(this.buffer.size)
     if (this.buffer.size >= BATCH_MAX_RESULTS) void this.report()
