@@ -5,6 +5,7 @@ import {monitoringStatus} from '../../src/operator/monitoring/status.js'
 import {decodeAnswer, encodeQuery} from '../../src/operator/monitoring/dns-check.js'
 import {parsePing} from '../../src/operator/monitoring/icmp-check.js'
 import {classify} from '../../src/operator/monitoring/result.js'
+import {operatorAgentId} from '../../src/operator/agent/agent-id.js'
 import type {AgentSnapshot, EndpointState} from '../../src/operator/monitoring/agent.js'
 
 function agentConfig(agent: Record<string, unknown> = {}): AgentConfig {
@@ -113,5 +114,16 @@ describe('monitoring status summary', () => {
     assert.deepEqual(status.endpoints![0], {id: 'bad', name: 'zz-bad', kind: 'http', success: false, checked_at: '2026-03-01T12:00:00.000Z', duration_ms: 5, status_code: 503, error: 'UNEXPECTED_STATUS: status 503 is not accepted', consecutive_failures: 3})
     assert.deepEqual(status.endpoints![1], {id: 'new', name: 'new-one', kind: 'tcp'})
     assert.equal(status.endpoints![2]!.name, 'ep-000')
+  })
+})
+
+describe('the operator\'s agent id', () => {
+  it('is <agent_id_prefix>-operator-<kube-system uid>, with the fallback when kube-system cannot be read', async () => {
+    const reads: unknown[] = []
+    const client = {getOrUndefined: async (ref: unknown) => { reads.push(ref); return {metadata: {name: 'kube-system', uid: 'uid-123'}} }}
+    assert.equal(await operatorAgentId(client as never, 'acme', () => 'unused'), 'acme-operator-uid-123')
+    assert.deepEqual(reads, [{group: '', version: 'v1', plural: 'namespaces', name: 'kube-system'}])
+    const forbidden = {getOrUndefined: async () => { throw new Error('403') }}
+    assert.equal(await operatorAgentId(forbidden as never, 'polycrate', async () => 'config-uid'), 'polycrate-operator-config-uid')
   })
 })

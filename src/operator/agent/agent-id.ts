@@ -5,7 +5,7 @@
  */
 import type {KubeClient} from '../../kube/client.js'
 
-export async function operatorAgentId(client: KubeClient, prefix: string, fallback: () => string): Promise<string> {
+export async function operatorAgentId(client: Pick<KubeClient, 'getOrUndefined'>, prefix: string, fallback: () => string | Promise<string>): Promise<string> {
   const kubeSystem = await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: 'kube-system'}).catch(() => undefined)
-  return `${prefix}-operator-${kubeSystem?.metadata?.uid ?? fallback()}`
+  return `${prefix}-operator-${kubeSystem?.metadata?.uid ?? await fallback()}`
 }

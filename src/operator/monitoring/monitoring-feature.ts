@@ -34,7 +34,11 @@ export function createMonitoringFeature(session: ApiSession, overrides: Partial<
       const writer = statusWriter(manager, abort.signal)
       const agent = new MonitoringAgent({
         config: config.agent,
-        agentId: async () => (agentId ??= await operatorAgentId(manager.client, config.agent.agent_id_prefix, () => manager.namespace)),
+        // The heartbeat's id (api-sync falls back to the OperatorConfig's uid as well).
+        agentId: async () => (agentId ??= await operatorAgentId(manager.client, config.agent.agent_id_prefix, async () => {
+          const own = await manager.client.getOrUndefined({...operatorConfigResource(manager.namespace), name: OPERATOR_CONFIG_NAME}).catch(() => undefined)
+          return own?.metadata?.uid ?? manager.namespace
+        })),
         api: () => session.client,
         metrics: ProbeMetrics.for(manager.metrics.registry),
         logger,
