@@ -111,7 +111,9 @@ try {
     }
     // Warm-up: the next fetch picks the new endpoints up, then one whole interval runs them.
     for (const deadline = Date.now() + 120_000; ;) {
-      const assigned = sum(parsePromText(await (await fetch(running.metricsUrl)).text()).get('polycrate_agent_assigned_endpoints'))
+      // The metrics server may not listen yet right after the start.
+      const text = await fetch(running.metricsUrl).then((r) => r.text(), () => '')
+      const assigned = sum(parsePromText(text).get('polycrate_agent_assigned_endpoints'))
       if (assigned === n) break
       if (Date.now() > deadline) throw new Error(`the agent has ${assigned} of ${n} endpoints after 2 minutes`)
       await sleep(1000)
