@@ -97,7 +97,7 @@ export interface MonitoringAgentOptions {
   probe?: ProbeOptions & {ping?: PingRunner}
   /** How often buffered results are reported. Default min(10 s, check_interval_seconds). */
   reportIntervalMs?: number
-  /** Called after every fetch, check and report, at most every `statusIntervalMs` (the feature writes the status). */
+  /** Called after every fetch and report (the feature writes the status from it). */
   onStatus?: (snapshot: AgentSnapshot) => void
 }
 
@@ -166,10 +166,6 @@ export class MonitoringAgent {
     this.timers.clearTimeout(this.reportTimer)
     this.options.metrics.retain(new Set())
     this.options.metrics.assigned.set(0)
-  }
-
-  get queued(): number {
-    return this.scheduler.queued
   }
 
   snapshot(): AgentSnapshot {

@@ -12,7 +12,7 @@ import {operatorConfigResource} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
 import type {Manager} from '../runtime/manager.js'
-import {MonitoringAgent, type AgentSnapshot, type MonitoringAgentOptions} from './agent.js'
+import {MonitoringAgent, type AgentSnapshot} from './agent.js'
 import {ProbeMetrics} from './metrics.js'
 import {monitoringStatus} from './status.js'
 
@@ -22,7 +22,7 @@ const STATUS_EVERY_MS = 10_000
 /** On stop (agent disabled, settings changed, operator shutting down): time to finish checks and report them. */
 const SHUTDOWN_GRACE_MS = 15_000
 
-export function createMonitoringFeature(session: ApiSession, overrides: Partial<Pick<MonitoringAgentOptions, 'probe' | 'reportIntervalMs'>> = {}): Feature {
+export function createMonitoringFeature(session: ApiSession): Feature {
   return {
     name: 'endpoint-monitoring-agent',
     enabled: (config) => config.agent.enabled,
@@ -43,7 +43,6 @@ export function createMonitoringFeature(session: ApiSession, overrides: Partial<
         metrics: ProbeMetrics.for(manager.metrics.registry),
         logger,
         onStatus: (snapshot) => writer.update(snapshot),
-        ...overrides,
       })
       agent.start()
       const unsubscribe = session.onChange(() => {

@@ -76,10 +76,6 @@ export class CheckScheduler<T extends Schedulable> {
     return this.queue.length
   }
 
-  get running(): number {
-    return this.inFlight.size
-  }
-
   /**
    * Makes the schedule match the plans (by endpoint id): new endpoints join their grid, removed ones leave (a
    * running check finishes, its result still counts), changed ones keep their grid if the interval is unchanged.
