@@ -133,6 +133,8 @@ try {
       'p99 delay ≤ s': quantileBound(before, after, 0.99),
       'CPU % of a core': Math.round((100 * (after.cpu - before.cpu)) / seconds),
       'RSS MiB': Math.round(after.rss / 1024 / 1024),
+      // The machine's 1-minute load average at the end of the window: the figures only mean something with it.
+      'load avg': Math.round(os.loadavg()[0]! * 10) / 10,
     }
     rows.push(row)
     progress(JSON.stringify(row))
