@@ -122,6 +122,28 @@ describe('monitoring schedule: CheckScheduler on a fake clock', () => {
     scheduler.stop()
   })
 
+  it('after a stall (a blocked event loop, a clock step) missed rounds are skipped and counted, not made up in a burst', async () => {
+    const timers = new FakeTimers()
+    const starts: Array<[string, number]> = []
+    let skipped = 0
+    const scheduler = new CheckScheduler<Schedulable>({timers, concurrency: 10, run: async (plan) => { starts.push([plan.endpointId, timers.now()]) }, onSkip: () => skipped++})
+    scheduler.update(plans(10, 1000))
+    await timers.advance(5000)
+    const before = starts.length
+    await timers.jump(30_000)
+    const stalled = timers.now()
+    assert.equal(starts.filter(([, at]) => at === stalled).length, 10, 'one late check per endpoint, not 30')
+    assert.equal(starts.length, before + 10)
+    assert.ok(skipped >= 10 * 28 && skipped <= 10 * 30, `skipped ${skipped}`)
+    await timers.advance(5000)
+    for (const id of ids(10)) {
+      const after = starts.filter(([endpoint, at]) => endpoint === id && at > stalled).map(([, at]) => at)
+      assert.equal(after.length, 5, `${id} back on its 1 s grid`)
+      assert.ok(after.every((at) => (at - phaseOffset(id, 1000)) % 1000 === 0))
+    }
+    scheduler.stop()
+  })
+
   it('update: removed endpoints stop, added ones start, an unchanged interval keeps the grid, a changed one moves', async () => {
     const timers = new FakeTimers()
     const seen: Array<[string, number]> = []

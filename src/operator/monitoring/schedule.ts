@@ -124,7 +124,13 @@ export class CheckScheduler<T extends Schedulable> {
   private fire(entry: Entry<T>): void {
     if (this.stopped || this.entries.get(entry.plan.endpointId) !== entry) return
     const due = entry.due
-    this.arm(entry, due + entry.plan.intervalMs)
+    const {intervalMs, endpointId} = entry.plan
+    // After a stall (a blocked event loop, a clock step) grid points that already passed are skipped, not made up
+    // in a burst: the next check is the next grid point after now.
+    const next = Math.max(due + intervalMs, nextDue(this.timers.now() + 1, intervalMs, phaseOffset(endpointId, intervalMs)))
+    const missed = Math.round((next - due) / intervalMs) - 1
+    for (let i = 0; i < missed; i++) this.options.onSkip?.(entry.plan)
+    this.arm(entry, next)
     if (this.inFlight.has(entry.plan.endpointId) || this.queue.some((item) => item.entry === entry)) {
       this.options.onSkip?.(entry.plan)
       return
