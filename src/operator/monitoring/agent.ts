@@ -95,8 +95,6 @@ export interface MonitoringAgentOptions {
   /** Replaces the real checks (bench, scheduling tests). */
   check?: CheckRunner
   probe?: ProbeOptions & {ping?: PingRunner}
-  /** How often buffered results are reported. Default min(10 s, check_interval_seconds). */
-  reportIntervalMs?: number
   /** Called after every fetch and report (the feature writes the status from it). */
   onStatus?: (snapshot: AgentSnapshot) => void
 }
@@ -281,7 +279,8 @@ export class MonitoringAgent {
 
   private scheduleReport(): void {
     if (this.stopped) return
-    const interval = this.options.reportIntervalMs ?? Math.min(10_000, this.options.config.check_interval_seconds * 1000)
+    // Buffered results go out every 10 s (sooner with a shorter check interval, or when a batch is full).
+    const interval = Math.min(10_000, this.options.config.check_interval_seconds * 1000)
     this.reportTimer = this.timers.setTimeout(() => {
       void this.report().finally(() => this.scheduleReport())
     }, interval)
