@@ -30,7 +30,7 @@ const {values: flags} = parseArgs({
   args: process.argv.slice(2),
   options: {
     interval: {type: 'string', default: '10'},
-    steps: {type: 'string', default: '1000,2000,4000,6000,8000,10000'},
+    steps: {type: 'string', default: '1000,2000,4000,8000,12000,16000,20000'},
     window: {type: 'string', default: '30'},
     concurrency: {type: 'string', default: '100'},
   },
