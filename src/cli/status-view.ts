@@ -342,7 +342,39 @@ function localClusterLine(spec: Fields, status: Fields): string {
   return `${name ?? id}${name && id ? ` (id ${id})` : ''}${local.registered === true ? ', registered by the operator' : ''}`
 }
 
-/** The summary of one OperatorConfig: phase, workspace, local cluster, conditions, controllers. */
+/** The monitoring agent's line (status.monitoring, written by the agent): assignment, results, reporting. */
+function monitoringLine(monitoring: Fields, now: number): string {
+  if (Object.keys(monitoring).length === 0) return 'enabled, no summary yet'
+  const count = (value: unknown) => (typeof value === 'number' ? value : 0)
+  const lastReport = text(monitoring.last_report_at)
+  return [
+    `${count(monitoring.assigned_endpoints)} endpoints assigned, ${count(monitoring.succeeding)} up, ${count(monitoring.failing)} failing`,
+    `${count(monitoring.buffered_results)} results buffered, ${count(monitoring.dropped_results)} dropped`,
+    lastReport ? `last report ${formatAge(lastReport, now)} ago` : 'no report yet',
+    ...(text(monitoring.message) ? [text(monitoring.message)!] : []),
+  ].join('; ')
+}
+
+/** The last result per endpoint (failing first, as the agent wrote them). */
+function monitoringTable(monitoring: Fields, paint: ChalkInstance, now: number): string | undefined {
+  const endpoints = Array.isArray(monitoring.endpoints) ? monitoring.endpoints.map(fields) : []
+  if (endpoints.length === 0) return undefined
+  return renderTable(
+    ['ENDPOINT', 'KIND', 'RESULT', 'CHECKED', 'DURATION', 'STATUS', 'FAILURES', 'ERROR'],
+    endpoints.map((e) => [
+      dash(text(e.name)),
+      dash(text(e.kind)),
+      e.success === true ? paintState(paint, 'ok') : e.success === false ? paint.red('failed') : 'pending',
+      text(e.checked_at) ? `${formatAge(text(e.checked_at), now)} ago` : '-',
+      typeof e.duration_ms === 'number' ? `${Math.round(e.duration_ms)}ms` : '-',
+      typeof e.status_code === 'number' ? String(e.status_code) : '-',
+      typeof e.consecutive_failures === 'number' ? String(e.consecutive_failures) : '0',
+      dash(text(e.error)),
+    ]),
+  )
+}
+
+/** The summary of one OperatorConfig: phase, workspace, local cluster, monitoring agent, conditions, controllers. */
 export function renderOperatorConfig(config: OperatorConfigDocument, options: RenderOptions): string {
   const paint = new Chalk({level: options.colour ? 1 : 0})
   const metadata = fields(config.metadata)
@@ -355,12 +387,18 @@ export function renderOperatorConfig(config: OperatorConfigDocument, options: Re
     ...(text(status.message) ? [['Message', text(status.message)!] as [string, string]] : []),
     ['Workspace', workspaceLine(spec, status, options.now)],
     ['Local cluster', localClusterLine(spec, status)],
+    // Only where the agent is on or has left a summary (most clusters do not run it).
+    ...(status.monitoring !== undefined || fields(spec.agent).enabled === true
+      ? [['Monitoring agent', monitoringLine(fields(status.monitoring), options.now)] as [string, string]]
+      : []),
   ]
   const conditions = Array.isArray(status.conditions) ? status.conditions.map(fields) : []
   const controllers = Array.isArray(status.controllers) ? status.controllers.map(fields) : []
   const width = Math.max(...[...facts.map(([label]) => label), 'Conditions', 'Controllers'].map((label) => label.length)) + 3
   const line = (label: string, value: string) => `${`${label}:`.padEnd(width)}${value}`.trimEnd()
   const lines = facts.map(([label, value]) => line(label, value))
+  const monitoringResults = monitoringTable(fields(status.monitoring), paint, options.now)
+  if (monitoringResults) lines.push(indent(monitoringResults))
 
   lines.push(line('Conditions', conditions.length === 0 ? 'none' : ''))
   if (conditions.length > 0) {

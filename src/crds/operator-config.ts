@@ -131,6 +131,10 @@ const agent = z.object({
   check_interval_seconds: z.number().int().min(1).default(60).describe('Default check interval in seconds.'),
   icmp_enabled: z.boolean().default(true).describe('Run ICMP ping checks (needs the NET_RAW capability).'),
   http_check_defaults: section(httpCheckDefaults, 'Defaults of HTTP checks.'),
+  max_concurrent_checks: z.number().int().min(1).default(100)
+    .describe('Checks that may run at the same time; further due checks wait for a free slot.'),
+  result_buffer_size: z.number().int().min(1).default(20000)
+    .describe('Check results kept while the API cannot be reached; when full the oldest are dropped (counted).'),
 })
 
 const cleanup = z.object({
@@ -219,6 +223,28 @@ export const operatorConfigStatus = z.object({
     endpoint_monitoring_mode: z.string().optional(),
     last_heartbeat_at: timestamp().optional().describe('Last successful health report.'),
   }).optional().describe('The operator as agent of the API (from the health report response).'),
+  monitoring: z.object({
+    reported_agent_id: z.string().optional().describe('The id the monitoring agent reports (X-Agent-ID).'),
+    assigned_endpoints: z.number().int().optional().describe('Endpoints the API assigned to this agent.'),
+    succeeding: z.number().int().optional().describe('Assigned endpoints whose last check succeeded.'),
+    failing: z.number().int().optional().describe('Assigned endpoints whose last check failed.'),
+    buffered_results: z.number().int().optional().describe('Check results not yet reported to the API.'),
+    dropped_results: z.number().int().optional().describe('Check results dropped because the buffer was full.'),
+    last_fetch_at: timestamp().optional().describe('Last successful fetch of the assigned endpoints.'),
+    last_report_at: timestamp().optional().describe('Last health report with check results the API accepted.'),
+    message: z.string().optional().describe('Why the agent cannot fetch or report, when it cannot.'),
+    endpoints: z.array(z.object({
+      id: z.string(),
+      name: z.string(),
+      kind: z.string().optional(),
+      success: z.boolean().optional().describe('Result of the last check; absent before the first check.'),
+      checked_at: timestamp().optional(),
+      duration_ms: z.number().optional(),
+      status_code: z.number().int().optional(),
+      error: z.string().optional().describe('error_name and message of a failed check.'),
+      consecutive_failures: z.number().int().optional(),
+    })).optional().describe('Last result per assigned endpoint, failing ones first (at most 100 entries).'),
+  }).optional().describe('The endpoint monitoring agent (agent.enabled): its assignment and last results.'),
   controllers: z.array(z.object({
     name: z.string().describe('Name of the controller.'),
     enabled: z.boolean().optional().describe('Enabled in the spec.'),

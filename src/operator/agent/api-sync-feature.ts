@@ -26,6 +26,7 @@ import type {Feature, StopReason} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import type {Manager} from '../runtime/manager.js'
+import {operatorAgentId} from './agent-id.js'
 import type {ApiSession} from './api-session.js'
 import {apiSyncStatus, type ApiSyncOutcome, type ApiSyncStatus} from './api-sync-status.js'
 
@@ -78,12 +79,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   let ownAppSynced: string | undefined
 
   const agentIdentity = async () => {
-    // Stable across restarts, so that a restarted operator reports as the same agent: the cluster's identity is
-    // the uid of kube-system (what most tools use); the OperatorConfig's uid if that cannot be read.
-    if (reportedAgentId) return reportedAgentId
-    const kubeSystem = await manager.client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: 'kube-system'}).catch(() => undefined)
-    const uid = kubeSystem?.metadata?.uid ?? configs.cache.get(key)?.metadata.uid ?? namespace
-    reportedAgentId = `${config.agent.agent_id_prefix}-operator-${uid}`
+    reportedAgentId ??= await operatorAgentId(manager.client, config.agent.agent_id_prefix, () => configs.cache.get(key)?.metadata.uid ?? namespace)
     return reportedAgentId
   }
 

@@ -10,6 +10,7 @@ import {ExternalDnsWebhook} from '../dns/external-dns-webhook.js'
 import type {Feature} from '../features.js'
 import {CloudNodeController} from '../cloud/cloud-node-feature.js'
 import {ServiceLoadBalancerController} from '../cloud/service-load-balancer-feature.js'
+import {createMonitoringFeature} from '../monitoring/monitoring-feature.js'
 import {BackupController, BackupScheduleController} from '../sync/backup-sync-feature.js'
 import {CertificateController} from '../sync/certificate-sync-feature.js'
 import {EndpointController} from '../sync/endpoint-sync-feature.js'
@@ -39,5 +40,6 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     S3BucketReconciler(session),
     ExternalDnsWebhook(session),
     Dns01Webhook(session),
+    createMonitoringFeature(session),
   ]
 }

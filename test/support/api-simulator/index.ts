@@ -50,6 +50,7 @@ import {
 } from './models.js'
 import {computeRollout, OPERATOR_APP_NAME, type RolloutClusterFacts} from './rollout.js'
 import {S3Side} from './s3.js'
+import {MonitoringSide} from './monitoring.js'
 import {applyFilters, applyOrdering, paginate, Store, type StoredObject} from './store.js'
 
 export type {FaultConfig} from './faults.js'
@@ -259,6 +260,8 @@ export class ApiSimulator {
   /** agent id → the id of the downtime opened because it went silent. */
   private readonly silenceDowntimes = new Map<string, string>()
   private readonly rolloutFlags = new Map<string, {paused: boolean; forced: boolean}>()
+  /** Endpoint assignments and the check results stored per assignment (monitoring.ts). */
+  readonly monitoring = new MonitoringSide()
 
   static async start(options: SimulatorOptions = {}): Promise<ApiSimulator> {
     const simulator = new ApiSimulator(options)
@@ -772,6 +775,10 @@ export class ApiSimulator {
       call.resource = path
       return this.only(call, fixedHandlers)
     }
+    if (segments[0] === 'agents' && segments.length === 3 && segments[2] === 'assignments') {
+      call.resource = 'agents'
+      return this.only(call, {GET: () => this.agentAssignments(call, segments[1] ?? '')})
+    }
     if (segments[0] === 'operator-rollout' && segments.length === 3) {
       call.resource = 'operator-rollout'
       const [, clusterId = '', action = ''] = segments
@@ -1169,7 +1176,9 @@ export class ApiSimulator {
     const healthData = this.commit('agent/health', this.build('agent/health', {...report, agent: agent.id, workspace: workspaceId, received_at: now}))
     for (const result of results as JsonObject[]) {
       this.commit('check-results', this.build('check-results', {...result, agent: agent.id, health_data: healthData.id}))
+      this.monitoring.record(agent.id, result, this.endpointName)
     }
+    if ((results as JsonObject[]).length > 0) agent.check_status = this.monitoring.checkStatus(agent.id, this.endpointName)
     const workspace = this.store.find('workspaces', workspaceId)
     const organization = organizationId ? this.store.find('organizations', organizationId) : undefined
     return ok(
@@ -1207,12 +1216,10 @@ export class ApiSimulator {
       const object = text(id) ? this.store.find(resource, String(id)) : undefined
       return object ? {id: object.id, name: object.name ?? null} : null
     }
-    const assigned = this.liveObjects('endpoints').filter((endpoint) => {
-      if (endpoint.archived === true) return false
-      const agents = Array.isArray(endpoint.agents) ? endpoint.agents : []
-      if (agents.length > 0) return agents.includes(agent.id)
-      return endpoint.workspace === agent.workspace && endpoint.do_not_monitor !== true
-    })
+    const endpoints = this.liveObjects('endpoints')
+    this.monitoring.assign({endpoints, agents: this.liveObjects('agents'), workspaces: new Map(this.liveObjects('workspaces').map((w) => [w.id, w]))})
+    const ids = this.monitoring.endpointsOf(agent.id)
+    const assigned = endpoints.filter((endpoint) => ids.has(endpoint.id))
     return ok(
       assigned.map((endpoint) => ({
         id: endpoint.id,
@@ -1223,8 +1230,19 @@ export class ApiSimulator {
         workspace: names('workspaces', endpoint.workspace),
         organization: names('organizations', endpoint.organization),
         spec: endpoint.spec ?? null,
+        // Not in §3.4: the expected body travels in the endpoint's annotations (SPEC-NOTES), so the agent sees them.
+        ...(isObject(endpoint.annotations) && Object.keys(endpoint.annotations).length > 0 ? {annotations: endpoint.annotations} : {}),
       })),
     )
+  }
+
+  private readonly endpointName = (id: string): string => String(this.store.find('endpoints', id)?.name ?? id)
+
+  /** `GET /agents/{id}/assignments/`: the agent's endpoint assignments with their check status. */
+  private agentAssignments(call: Call, id: string): Reply {
+    const target = modelFor('agents')
+    if (!target || !this.findVisible(call, target, id)) return notFound()
+    return ok(this.monitoring.assignmentsOf(id, this.endpointName))
   }
 
   private agentErrors(call: Call): Reply {

@@ -1,0 +1,156 @@
+/**
+ * When each endpoint is checked. Every endpoint keeps a fixed grid: `offset + k × interval` (ms since the epoch),
+ * the offset taken from a hash of its id, so 1,000 endpoints with one interval are spread evenly over it (and a
+ * restarted agent keeps the same grid). Due checks wait in one FIFO queue for one of `concurrency` slots; an
+ * endpoint whose previous check still runs skips that round (counted), so a hanging target holds at most one slot
+ * and never moves another endpoint's grid. The clock and timers are injected (tests drive a fake one).
+ */
+import {createHash} from 'node:crypto'
+
+export interface Timers {
+  now(): number
+  setTimeout(callback: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+export const realTimers: Timers = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => {
+    const handle = setTimeout(callback, ms)
+    handle.unref?.()
+    return handle
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+}
+
+/** Where in its interval an endpoint's checks fall: [0, interval), uniform over ids. */
+export function phaseOffset(id: string, intervalMs: number): number {
+  const hash = createHash('sha256').update(id).digest().readUInt32BE(0)
+  return Math.floor((hash / 0x1_0000_0000) * intervalMs)
+}
+
+/** The first grid point at or after `now`. */
+export function nextDue(now: number, intervalMs: number, offsetMs: number): number {
+  const k = Math.ceil((now - offsetMs) / intervalMs)
+  return offsetMs + k * intervalMs
+}
+
+export interface Schedulable {
+  endpointId: string
+  intervalMs: number
+}
+
+interface Entry<T extends Schedulable> {
+  plan: T
+  key: string
+  due: number
+  timer?: unknown
+}
+
+export interface SchedulerOptions<T extends Schedulable> {
+  timers?: Timers
+  concurrency: number
+  /** Runs one check; must settle (the agent bounds each check by its own deadline). */
+  run: (plan: T) => Promise<void>
+  /** Called as a check starts: how late it starts against its grid point. */
+  onStart?: (plan: T, delayMs: number) => void
+  /** Called when a round is skipped because the endpoint's previous check still runs. */
+  onSkip?: (plan: T) => void
+}
+
+export class CheckScheduler<T extends Schedulable> {
+  private readonly timers: Timers
+  private readonly entries = new Map<string, Entry<T>>()
+  private readonly queue: Array<{entry: Entry<T>; due: number}> = []
+  /** Endpoint ids whose check runs now (kept across a plan change, so a changed endpoint is not checked twice at once). */
+  private readonly inFlight = new Set<string>()
+  private stopped = false
+  private idleWaiters: Array<() => void> = []
+
+  constructor(private readonly options: SchedulerOptions<T>) {
+    this.timers = options.timers ?? realTimers
+  }
+
+  /** Checks waiting for a slot. */
+  get queued(): number {
+    return this.queue.length
+  }
+
+  /**
+   * Makes the schedule match the plans (by endpoint id): new endpoints join their grid, removed ones leave (a
+   * running check finishes, its result still counts), changed ones keep their grid if the interval is unchanged.
+   */
+  update(plans: readonly T[]): void {
+    const wanted = new Map(plans.map((plan) => [plan.endpointId, plan]))
+    for (const [id, entry] of this.entries) {
+      if (wanted.has(id)) continue
+      this.timers.clearTimeout(entry.timer)
+      this.entries.delete(id)
+    }
+    for (const plan of wanted.values()) {
+      const key = JSON.stringify(plan)
+      const entry = this.entries.get(plan.endpointId)
+      if (entry?.key === key) continue
+      if (entry && entry.plan.intervalMs === plan.intervalMs) {
+        entry.plan = plan
+        entry.key = key
+        continue
+      }
+      if (entry) this.timers.clearTimeout(entry.timer)
+      const fresh: Entry<T> = {plan, key, due: 0}
+      this.entries.set(plan.endpointId, fresh)
+      this.arm(fresh, nextDue(this.timers.now(), plan.intervalMs, phaseOffset(plan.endpointId, plan.intervalMs)))
+    }
+  }
+
+  /** Resolves once no check runs (at once when none does). */
+  idle(): Promise<void> {
+    if (this.inFlight.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  stop(): void {
+    this.stopped = true
+    for (const entry of this.entries.values()) this.timers.clearTimeout(entry.timer)
+    this.entries.clear()
+    this.queue.length = 0
+  }
+
+  private arm(entry: Entry<T>, due: number): void {
+    entry.due = due
+    entry.timer = this.timers.setTimeout(() => this.fire(entry), Math.max(0, due - this.timers.now()))
+  }
+
+  private fire(entry: Entry<T>): void {
+    if (this.stopped || this.entries.get(entry.plan.endpointId) !== entry) return
+    const due = entry.due
+    const {intervalMs, endpointId} = entry.plan
+    // After a stall (a blocked event loop, a clock step) grid points that already passed are skipped, not made up
+    // in a burst: the next check is the next grid point after now.
+    const next = Math.max(due + intervalMs, nextDue(this.timers.now() + 1, intervalMs, phaseOffset(endpointId, intervalMs)))
+    const missed = Math.round((next - due) / intervalMs) - 1
+    for (let i = 0; i < missed; i++) this.options.onSkip?.(entry.plan)
+    this.arm(entry, next)
+    if (this.inFlight.has(entry.plan.endpointId) || this.queue.some((item) => item.entry === entry)) {
+      this.options.onSkip?.(entry.plan)
+      return
+    }
+    this.queue.push({entry, due})
+    this.pump()
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.inFlight.size < this.options.concurrency && this.queue.length > 0) {
+      const {entry, due} = this.queue.shift()!
+      const id = entry.plan.endpointId
+      if (this.entries.get(id) !== entry) continue
+      this.inFlight.add(id)
+      this.options.onStart?.(entry.plan, this.timers.now() - due)
+      void this.options.run(entry.plan).catch(() => {}).finally(() => {
+        this.inFlight.delete(id)
+        this.pump()
+        if (this.inFlight.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve()
+      })
+    }
+  }
+}
