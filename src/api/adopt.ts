@@ -30,6 +30,11 @@ export interface AdoptOrCreateOptions<T, CreateBody> {
   conflictLookupDelayMs?: number
   /** Cancels the lookups, the create and the post-409 delays (ApiNetworkError with cause `aborted`). */
   signal?: AbortSignal
+  /**
+   * Create without the first lookup: the caller knows the key to be absent (e.g. from an inventory listing). Only
+   * safe where the API enforces the key as unique, so that a wrong "absent" gets a 409 and the lookups after it.
+   */
+  skipLookup?: boolean
 }
 
 export interface AdoptOrCreateResult<T> {
@@ -52,7 +57,7 @@ export async function adoptOrCreate<T, CreateBody>(
     return undefined
   }
 
-  const existing = await find()
+  const existing = options.skipLookup ? undefined : await find()
   if (existing !== undefined) return {object: existing, created: false}
 
   try {

@@ -839,6 +839,13 @@ describe('PolycrateApiClient', function () {
       assert.equal(gets, 3)
     })
 
+    it('skipLookup: creates without the first lookup, and a 409 (the key existed after all) still adopts', async () => {
+      server.reset((req, res) => (req.method === 'POST' ? json(res, 409, contractError('unique', 'exists')) : json(res, 200, page([app('a1', 'web')]))))
+      const result = await adoptOrCreate(client().k8sApps, {lookup: {name_exact: 'web'}, body: {name: 'web'}, skipLookup: true})
+      assert.deepEqual({id: result.object.id, created: result.created}, {id: 'a1', created: false})
+      assert.deepEqual(server.seen.map((req) => req.method), ['POST', 'GET'])
+    })
+
     it('applies the match rule to the candidates', async () => {
       server.reset((_req, res) => json(res, 200, page([app('a1', 'web', {namespace: 'other'}), app('a2', 'web', {namespace: 'shop'})])))
       const result = await adoptOrCreate(client().k8sApps, {lookup: {name_exact: 'web'}, body: {name: 'web', namespace: 'shop'}, matches: (a) => a.namespace === 'shop'})

@@ -7,6 +7,7 @@ import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../../operator/conventions.js'
 import {createLogger, type LogFormat, type LogLevel} from '../../lib/logger.js'
 import {createOperator} from '../../operator/operator.js'
 import {parseBindAddress} from '../../operator/runtime/http-servers.js'
+import {DEFAULT_MAX_CONCURRENT_SYNCS} from '../../operator/runtime/manager.js'
 
 export default class Run extends Command {
   static override summary = 'Run the operator: every controller, in this process, until SIGTERM or SIGINT.'
@@ -34,6 +35,11 @@ export default class Run extends Command {
     'metrics-bind-address': Flags.string({summary: 'Address of the Prometheus /metrics endpoint; 0 disables it.', default: ':8080'}),
     'health-probe-bind-address': Flags.string({summary: 'Address of /healthz and /readyz; 0 disables them.', default: ':8081'}),
     'max-concurrent-reconciles': Flags.integer({summary: 'Workers per controller.', default: 4, min: 1}),
+    'max-concurrent-syncs': Flags.integer({
+      summary: 'Workers per API sync controller (Endpoint, Host, Certificate, … → Polycrate API); I/O-bound, so more than --max-concurrent-reconciles.',
+      default: DEFAULT_MAX_CONCURRENT_SYNCS,
+      min: 1,
+    }),
     'graceful-shutdown-timeout': Flags.integer({summary: 'Seconds in-flight reconciles may take to finish on shutdown.', default: 30, min: 0}),
     'log-level': Flags.option({options: ['debug', 'info', 'warn', 'error'] as const, default: 'info', summary: 'Least severe level to log.'})(),
     'log-format': Flags.option({options: ['json', 'text'] as const, summary: 'json (default when not on a terminal) or text.'})(),
@@ -63,6 +69,7 @@ export default class Run extends Command {
       metricsBindAddress: flags['metrics-bind-address'],
       probeBindAddress: flags['health-probe-bind-address'],
       maxConcurrentReconciles: flags['max-concurrent-reconciles'],
+      maxConcurrentSyncs: flags['max-concurrent-syncs'],
       shutdownGraceMs: flags['graceful-shutdown-timeout'] * 1000,
       logger,
     })

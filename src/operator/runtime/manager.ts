@@ -33,6 +33,9 @@ export interface LeaderElectionSettings {
   retryPeriodMs?: number
 }
 
+/** Workers per API sync controller unless `--max-concurrent-syncs` says otherwise. */
+export const DEFAULT_MAX_CONCURRENT_SYNCS = 16
+
 export interface ManagerOptions {
   client: KubeClient
   /** The operator's namespace: the lease lives here. */
@@ -41,6 +44,8 @@ export interface ManagerOptions {
   metricsBindAddress?: string
   probeBindAddress?: string
   maxConcurrentReconciles?: number
+  /** Workers of each API sync controller (API-bound: mostly waiting on the Polycrate API and the apiserver). Default 16. */
+  maxConcurrentSyncs?: number
   shutdownGraceMs?: number
   identity?: string
   logger?: Logger
@@ -89,6 +94,7 @@ export class Manager {
   readonly logger: Logger
   readonly identity: string
   readonly maxConcurrentReconciles: number
+  readonly maxConcurrentSyncs: number
   readonly clock: () => number
   private readonly informers = new Map<string, SharedInformer>()
   private readonly controllers = new Set<Controller>()
@@ -108,6 +114,7 @@ export class Manager {
     this.logger = options.logger ?? silentLogger
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`
     this.maxConcurrentReconciles = options.maxConcurrentReconciles ?? 4
+    this.maxConcurrentSyncs = options.maxConcurrentSyncs ?? DEFAULT_MAX_CONCURRENT_SYNCS
     this.clock = options.clock ?? Date.now
     this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
   }

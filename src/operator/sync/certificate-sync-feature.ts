@@ -25,5 +25,10 @@ export function CertificateController(session: ApiSession): Feature {
     lookup: (body, identity) => ({name_exact: body.name, workspaces: identity.workspaceId}),
     matches: (candidate, body) => candidate.namespace === body.namespace && candidate.k8s_cluster === body.k8s_cluster,
     inventory: (identity) => ({workspaces: identity.workspaceId}),
+    // Unique per cluster and namespace in the API (409 on a second create).
+    naturalKey: {
+      body: (body) => JSON.stringify([body.name, body.namespace, body.k8s_cluster]),
+      object: (object) => JSON.stringify([object.name, object.namespace, object.k8s_cluster]),
+    },
   })
 }

@@ -32,6 +32,8 @@ export function EndpointController(session: ApiSession): Feature {
     }),
     lookup: (body, identity) => ({name_exact: body.name, ...(identity.clusterId ? {k8s_cluster: identity.clusterId} : {})}),
     inventory: (identity) => (identity.clusterId ? {k8s_cluster: identity.clusterId} : {}),
+    // Endpoint names are unique per workspace in the API (409 on a second create).
+    naturalKey: {body: (body) => body.name, object: (object) => object.name},
     extraStatus: (links) => (links.appId ? {k8sAppID: links.appId} : {}),
   })
 }

@@ -11,7 +11,12 @@
  * - terminal errors (the API refuses the object as it is: 400, 403) → phase Error, a Warning Event, no retry until
  *   the spec changes; transient ones (network, 5xx, 429) → phase Error and a retry with the queue's backoff;
  * - the inventory check every sync interval: one paged listing of the cluster's API objects instead of a GET per CR;
- *   a CR whose API object is missing is reconciled at once.
+ *   a CR whose API object is missing is reconciled at once. For a kind with a `naturalKey` the same listing (taken
+ *   once on demand, then every interval) answers adopt-or-create's lookup for keys it does not hold
+ *   (inventory-keys.ts), so a new object costs one POST instead of a GET and a POST;
+ * - API-bound concurrency: the sync's workers are `--max-concurrent-syncs` (the manager's `maxConcurrentSyncs`), not
+ *   `--max-concurrent-reconciles`, since a sync mostly waits on the API and the apiserver; the reads of one sync
+ *   (links, the existence check) run while its finalizer patch is in flight.
  * Every API and kube call takes the reconcile's AbortSignal (shutdown, lost leadership).
  */
 import {
@@ -37,6 +42,7 @@ import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
+import {InventoryKeys} from './inventory-keys.js'
 
 type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
 interface ApiObject {
@@ -66,6 +72,13 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
   matches?(candidate: Api, body: Body): boolean
   /** Filters listing every API object of this cluster (the inventory check). */
   inventory(identity: ApiIdentity): Filters
+  /**
+   * The lookup's natural key, of a request body and of a listed API object — only for a kind whose key the API
+   * enforces as unique (a second create gets 409). Adopt-or-create then skips the lookup for a key the inventory
+   * listing does not hold: a stale listing costs a 409 and the real lookup, never a duplicate. Without it, every
+   * create looks up first.
+   */
+  naturalKey?: {body(body: Body): string; object(object: Api): string}
   /** Status fields of the kind beyond the generic ones (e.g. Endpoint `k8sAppID`). */
   extraStatus?(links: Links): Record<string, unknown>
 }
@@ -137,6 +150,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const style = crd.statusStyle ?? 'snake'
       const f = syncStatusFields(style)
       const client = manager.client
+      const stopping = new AbortController()
       const builder = manager.controller(declaration.name)
       const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})
 
@@ -157,6 +171,38 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           if (error instanceof ApiNotFoundError || (error instanceof ApiError && error.status === 404)) return false
           throw error
         }
+      }
+
+      // Natural keys of the API objects (one listing, refreshed by the inventory check): adopt-or-create skips its
+      // lookup for keys absent there. Replaced when the session changes (another workspace or cluster).
+      let keys = new InventoryKeys()
+      let keysLoading = false
+      let keysFailedAt = 0
+      const listInventory = async (api: PolycrateApiClient, identity: ApiIdentity): Promise<Set<string>> => {
+        const into = keys
+        const token = into.begin()
+        const ids = new Set<string>()
+        const listed: string[] = []
+        for await (const item of declaration.api(api).list(declaration.inventory(identity), {signal: stopping.signal})) {
+          ids.add(item.id)
+          if (declaration.naturalKey && !item.is_deleted) listed.push(declaration.naturalKey.object(item))
+        }
+        into.complete(token, listed)
+        return ids
+      }
+      /** Starts the first listing in the background; until it completes, lookups go to the API as before. */
+      const loadKeys = (api: PolycrateApiClient, identity: ApiIdentity, logger: ReconcileContext['logger']) => {
+        if (keys.loaded || keysLoading || Date.now() - keysFailedAt < 10_000) return
+        keysLoading = true
+        listInventory(api, identity).then(
+          () => logger.debug(`inventory listing loaded for adopt-or-create`, {keys: keys.size}),
+          (error: Error) => {
+            keysFailedAt = Date.now()
+            logger.debug('inventory listing failed; lookups go to the API', {error: error.message})
+          },
+        ).finally(() => {
+          keysLoading = false
+        })
       }
 
       const reconcile = async ({key, logger, signal}: ReconcileContext) => {
@@ -190,27 +236,40 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
           return
         }
+        const resourceApi = declaration.api(api)
+        // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
+        const reads = Promise.all([
+          declaration.links ? declaration.links(object, api, identity, signal) : (undefined as Links),
+          apiId ? exists(resourceApi, apiId, signal) : true,
+        ])
+        reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
         // The finalizer is on before the API object exists, so the CR can never go without deleting it.
         if (!hasFinalizer) await setFinalizers(object, [...(object.metadata.finalizers ?? []), finalizer], signal)
 
-        const resourceApi = declaration.api(api)
         try {
-          const links = declaration.links ? await declaration.links(object, api, identity, signal) : (undefined as Links)
+          const [links, stillExists] = await reads
           const payload = declaration.payload(object, {identity, links})
           const hash = configHash(payload)
           let id = apiId
-          if (id && !(await exists(resourceApi, id, signal))) {
+          if (id && !stillExists) {
             logger.info(`${noun} was deleted on the API side; recreating it`, {apiId: id})
             await manager.recorder(declaration.name).record(object, 'Normal', 'Recreated', `The ${noun} ${id} was deleted in the Polycrate API; it is created again.`)
             id = undefined
           }
           let wrote = false
           if (!id) {
+            const naturalKey = declaration.naturalKey?.body(payload)
+            const skipLookup = naturalKey !== undefined && keys.absent(naturalKey)
+            if (naturalKey !== undefined) {
+              keys.add(naturalKey) // before the create: from now on it may exist, whatever the answer
+              loadKeys(api, identity, logger)
+            }
             const {object: found, created} = await adoptOrCreate(resourceApi, {
               lookup: declaration.lookup(payload, identity),
               body: payload,
               matches: declaration.matches ? (candidate) => declaration.matches!(candidate, payload) : undefined,
               signal,
+              skipLookup,
             })
             id = found.id
             if (!created) await resourceApi.update(id, payload as Partial<Body>, {signal})
@@ -238,19 +297,20 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         }
       }
 
-      const running = builder.complete(reconcile)
-      const unsubscribe = session.onChange(() => running.controller.resync())
+      const running = builder.complete(reconcile, {maxConcurrentReconciles: manager.maxConcurrentSyncs})
+      const unsubscribe = session.onChange(() => {
+        keys = new InventoryKeys()
+        running.controller.resync()
+      })
 
       // Inventory check every sync interval: an object whose API twin is gone is reconciled (and recreated) at once.
-      const stopping = new AbortController()
       const inventory = setInterval(async () => {
         const api = session.client
         const identity = session.identity
         if (!api || !identity || !manager.isLeader || !objects.hasSynced()) return
         if (declaration.requiresCluster && !identity.clusterId) return
         try {
-          const ids = new Set<string>()
-          for await (const item of declaration.api(api).list(declaration.inventory(identity), {signal: stopping.signal})) ids.add(item.id)
+          const ids = await listInventory(api, identity)
           for (const object of objects.cache.list()) {
             const id = object.status?.[f.apiId] as string | undefined
             if (id && !ids.has(id) && !object.metadata.deletionTimestamp) running.enqueue(`${object.metadata.namespace}/${object.metadata.name}`)
