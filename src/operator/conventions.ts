@@ -21,6 +21,12 @@ export const labels = {
   backupProvider: 'polycrate_backup_provider',
   s3BucketName: 'polycrate_s3_bucket_name',
   s3BucketRegion: 'polycrate_s3_bucket_region',
+  /** On K8sApp CRs (the seed's K8sApp example): the block, its kind and type. */
+  k8sAppBlock: 'k8sapps.polycrate.io/block',
+  k8sAppKind: 'k8sapps.polycrate.io/kind',
+  k8sAppType: 'k8sapps.polycrate.io/type',
+  /** On K8sApp CRs: what the app was discovered from (secret, pod, ingress, httproute). */
+  k8sAppDiscoverySource: 'k8sapps.polycrate.io/discovery-source',
 } as const
 
 export const deprecatedLabels = {
@@ -78,6 +84,7 @@ export const finalizers = {
   backupSync: 'polycrate.io/backup-cleanup',
   backupScheduleSync: 'polycrate.io/backupschedule-cleanup',
   certificateSync: 'polycrate.io/certificate-cleanup',
+  k8sAppSync: 'polycrate.io/k8sapp-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
 } as const
 

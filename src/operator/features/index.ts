@@ -5,12 +5,16 @@ import {BackupDiscoveryReconciler} from '../discovery/backup-discovery-feature.j
 import {CertificateDiscoveryReconciler} from '../discovery/certificate-discovery-feature.js'
 import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
+import {ArtifactDiscoveryReconciler} from '../discovery/artifacts-discovery-feature.js'
+import {K8sAppDiscoveryReconciler} from '../discovery/k8sapps-discovery-feature.js'
 import type {Feature} from '../features.js'
 import {BackupController, BackupScheduleController} from '../sync/backup-sync-feature.js'
 import {CertificateController} from '../sync/certificate-sync-feature.js'
 import {EndpointController} from '../sync/endpoint-sync-feature.js'
 import {HostController} from '../sync/host-sync-feature.js'
 import {K8sVolumeController} from '../sync/volume-sync-feature.js'
+import {K8sAppPodStatusController} from '../sync/k8sapp-pod-status.js'
+import {K8sAppController} from '../sync/k8sapp-sync-feature.js'
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
 export function defaultFeatures(session: ApiSession): readonly Feature[] {
@@ -27,5 +31,9 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     BackupScheduleController(session),
     CertificateDiscoveryReconciler,
     CertificateController(session),
+    K8sAppDiscoveryReconciler,
+    K8sAppController(session),
+    K8sAppPodStatusController(session),
+    ArtifactDiscoveryReconciler,
   ]
 }

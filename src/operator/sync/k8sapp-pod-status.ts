@@ -1,0 +1,79 @@
+/**
+ * The K8sApp pod status (seed "Pod status: Job and CronJob pods excluded"): the pods of each synced K8sApp →
+ * `pods_total`, `pods_ready`, `pods_available`, `pods_unavailable`, `pods_restart_count_total`,
+ * `pods_restart_count_last_hour`, `pods_details`, `pods_status_hash`, `pods_status_updated_at` of its API K8sApp,
+ * and the same figures (without the details) in the CR's status.
+ *
+ * Which pods: a secret-based (or hand-made) app counts every pod of its namespace; an annotation-based one
+ * (external: pod, ingress or httproute sourced) only the pods whose `polycrate_k8sapp_name` is its name. Pods
+ * controlled by a Job (so CronJob pods too) never count.
+ *
+ * A pod churn storm is no API write storm: the API is written only when the status hash differs from the one last
+ * reported (`status.pods_status_hash`), and at most once per app per `api_sync.sync_interval_seconds` window
+ * (measured from `status.pods_status_updated_at`, so a restart keeps the window); a change inside the window is
+ * written when it ends, with the state of then. The pod cache is the shared slim-pod informer.
+ */
+import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
+import {k8sAppCrd, type K8sAppSpec, type K8sAppStatus} from '../../crds/k8s-app.js'
+import type {KubeObject} from '../../kube/client.js'
+import type {ApiSession} from '../agent/api-session.js'
+import {appNameOfPod, isJobPod, podsRequest, podStatus} from '../discovery/k8sapps-pods.js'
+import type {Feature} from '../features.js'
+import type {ReconcileContext} from '../runtime/controller.js'
+import {configHash} from './hash.js'
+
+type AppObject = CustomObject<K8sAppSpec, K8sAppStatus>
+
+/** Whether `pod` counts for `app` (pure). */
+export function podCountsFor(app: AppObject, pod: KubeObject): boolean {
+  if (isJobPod(pod) || pod.metadata?.namespace !== app.metadata.namespace) return false
+  const external = app.spec?.kind === 'external' || (app.spec?.source !== undefined && app.spec.source.kind !== 'Secret')
+  return !external || appNameOfPod(pod) === (app.spec?.name ?? app.metadata.name)
+}
+
+export function K8sAppPodStatusController(session: ApiSession): Feature {
+  return {
+    name: 'k8sapp-pod-status',
+    enabled: (config) => config.api_sync.enabled && config.app_discovery.enabled,
+    settings: (config) => ({windowSeconds: config.api_sync.sync_interval_seconds}),
+    start(manager, config) {
+      const windowMs = config.api_sync.sync_interval_seconds * 1000
+      const resource = crdResource(k8sAppCrd)
+      const builder = manager.controller('k8sapp-pod-status')
+      const apps = builder.for<AppObject>({resource, kind: k8sAppCrd.kind})
+      const pods = builder.watches(podsRequest, (pod) => {
+        const namespace = pod.metadata?.namespace
+        return namespace ? apps.cache.listNamespace(namespace).filter((app) => podCountsFor(app, pod)).map((app) => `${namespace}/${app.metadata.name}`) : []
+      })
+
+      const reconcile = async ({key, signal, logger}: ReconcileContext) => {
+        const app = apps.cache.get(key)
+        const api = session.client
+        const id = app?.status?.api_id
+        if (!app || app.metadata.deletionTimestamp || !id || !api) return // the api_id arriving (a status update) requeues it
+        const now = manager.clock()
+        const mine = pods.cache.listNamespace(app.metadata.namespace ?? '').filter((pod) => podCountsFor(app, pod))
+        const summary = podStatus(mine, now, configHash)
+        if (summary.pods_status_hash === app.status?.pods_status_hash) return
+        const last = Date.parse(app.status?.pods_status_updated_at ?? '')
+        if (!Number.isNaN(last) && now - last < windowMs) return {requeueAfterMs: last + windowMs - now}
+        const at = new Date(now).toISOString()
+        await api.k8sApps.update(id, {...summary, pods_status_updated_at: at}, {signal})
+        const {pods_details: _details, ...figures} = summary
+        await manager.client.mergePatch({...resource, namespace: app.metadata.namespace, name: app.metadata.name, subresource: 'status'}, {
+          apiVersion: API_VERSION, kind: k8sAppCrd.kind, status: {...figures, pods_status_updated_at: at},
+        }, {signal})
+        logger.debug('pod status reported', {app: key, pods: summary.pods_total, ready: summary.pods_ready})
+        return undefined
+      }
+      const running = builder.complete(reconcile)
+      const unsubscribe = session.onChange(() => running.controller.resync())
+      return {
+        async stop() {
+          unsubscribe()
+          await running.stop()
+        },
+      }
+    },
+  }
+}
