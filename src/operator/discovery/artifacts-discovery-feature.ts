@@ -4,7 +4,7 @@
  * feature; one group per Artifact name. Artifacts stay in the cluster (no API sync, SPEC-NOTES).
  *
  * Settings: `watch_namespaces` / `ignore_namespaces` (which pods count), `registry_filter.include_registries` /
- * `exclude_registries`, `pod_label_selector` (the pod informer's label selector: with one set, artifact discovery
+ * `exclude_registries` (an Artifact of a registry the filter stops admitting is removed at once), `pod_label_selector` (the pod informer's label selector: with one set, artifact discovery
  * has its own, smaller pod cache; without, it shares the slim-pod informer), `stale_cleanup_minutes` (an image no
  * pod uses any more keeps its Artifact that long: `status.last_seen_at` holds since when it is unused, so a restart
  * keeps the clock; then it is deleted), `cache_ttl_minutes` (how often every Artifact is recomputed: the K8sApps
@@ -18,7 +18,7 @@ import type {CustomObject} from '../../crds/define.js'
 import type {KubeObject} from '../../kube/client.js'
 import {labels} from '../conventions.js'
 import {artifactName, digestOfImageID, namespaceInScope, parseImage, registryAllowed, type RegistryFilter} from './artifacts.js'
-import {defineDiscovery, type SourceCaches} from './discovery-feature.js'
+import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from './discovery-feature.js'
 import {appNameOfPod, podsRequest, type SlimPod} from './k8sapps-pods.js'
 import type {DesiredState, ObjectRef} from './plan.js'
 
@@ -74,6 +74,8 @@ export function desiredArtifact(group: string, caches: SourceCaches, settings: A
   const staleMs = settings.staleMinutes * 60_000
   if (pods.size === 0) {
     if (!current || current.metadata.deletionTimestamp) return {objects: [], problems: [], sources: []}
+    // A registry the filter no longer admits: removed at once (the filter decides, not the image's age).
+    if (current.spec?.registry && !registryAllowed(current.spec.registry, settings.registry_filter)) return {objects: [], problems: [], sources: [{ref, managed: true}]}
     const since = Date.parse(current.status?.last_seen_at ?? '')
     const unusedSince = Number.isNaN(since) ? now : since
     if (now - unusedSince >= staleMs) return {objects: [], problems: [], sources: [{ref, managed: true}]}
@@ -137,7 +139,7 @@ function podProblems(key: string, caches: SourceCaches): DesiredState {
   return {objects: [], problems, sources: [{ref, managed: false}]}
 }
 
-export const ArtifactDiscoveryReconciler = defineDiscovery<ArtifactDiscoverySettings>({
+export const artifactDiscovery: DiscoveryDeclaration<ArtifactDiscoverySettings> = {
   name: 'artifact-discovery',
   target: artifactCrd,
   enabled: (config) => config.artifact_discovery.enabled,
@@ -162,4 +164,6 @@ export const ArtifactDiscoveryReconciler = defineDiscovery<ArtifactDiscoverySett
   targetGroup: (object) => object.metadata.name,
   targetSource: (object) => ({kind: 'Artifact', apiVersion: 'polycrate.io/v1alpha1', name: object.metadata.name}),
   desired: (group, caches, settings, {now}) => desiredArtifact(group, caches, settings, now),
-})
+}
+
+export const ArtifactDiscoveryReconciler = defineDiscovery(artifactDiscovery)

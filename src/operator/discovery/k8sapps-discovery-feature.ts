@@ -13,7 +13,7 @@ import {k8sAppCrd} from '../../crds/k8s-app.js'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject} from '../../kube/client.js'
 import type {OperatorConfig} from '../config/operator-config.js'
 import {finalizers, labels} from '../conventions.js'
-import {defineDiscovery, type SourceCaches} from './discovery-feature.js'
+import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from './discovery-feature.js'
 import {gatewayApiCrds, resources} from './endpoint-discovery-feature.js'
 import {
   appNameOfSecret,
@@ -74,9 +74,9 @@ function metaSecretReader() {
   }
 }
 
-export function createK8sAppDiscovery() {
+export function k8sAppDiscovery(): DiscoveryDeclaration<K8sAppDiscoverySettings> {
   const readMetaSecrets = metaSecretReader()
-  return defineDiscovery<K8sAppDiscoverySettings>({
+  return {
     name: 'k8sapp-discovery',
     target: k8sAppCrd,
     enabled: (config) => config.app_discovery.enabled,
@@ -112,7 +112,7 @@ export function createK8sAppDiscovery() {
     load: (namespace, caches, io) => readMetaSecrets(namespace, caches, io),
     desired: (namespace, caches, settings, {loaded}) => desiredApps(namespace, caches, settings, loaded as LoadedSecrets | undefined),
     syncFinalizer: finalizers.k8sAppSync,
-  })
+  }
 }
 
-export const K8sAppDiscoveryReconciler = createK8sAppDiscovery()
+export const K8sAppDiscoveryReconciler = defineDiscovery(k8sAppDiscovery())

@@ -276,12 +276,18 @@ export function desiredApps(namespace: string, caches: SourceCaches, settings: K
     sources.push({ref, managed: true})
     secretApps.add(appName)
     const read = loaded?.get(secretName)
+    if (!read) {
+      // Arrived after `load` read this namespace (its own event reconciles again): keep what exists meanwhile.
+      const current = caches.get('k8sapp', `${namespace}/${appName}`)
+      if (current) objects.push(keepAsIs(current, ref))
+      continue
+    }
     const invalid = invalidAppName(appName)
     const parsed: MetaSecretResult = invalid
       ? {problems: [{reason: k8sAppProblemReasons.invalidName, message: `Meta secret ${secretName}: the app name "${appName}" ${invalid}.`}]}
-      : read?.error !== undefined
+      : read.error !== undefined
         ? {problems: [{reason: k8sAppProblemReasons.invalidMetaSecret, message: `Meta secret ${secretName} could not be read: ${read.error}; the K8sApp is left as it is.`}]}
-        : parseMetaSecret(secretName, read?.data)
+        : parseMetaSecret(secretName, read.data)
     problems.push(...parsed.problems.map((problem) => ({source: ref, ...problem})))
     if (!parsed.spec) {
       // Unreadable: an existing K8sApp stays exactly as it is (nothing lost because of someone's bad write).
