@@ -9,8 +9,8 @@
  *   `:` (a port) or is `localhost`; otherwise the registry is `docker.io`, and a one-component repository gets
  *   `library/`. The tag follows the last `:` of the last component; `@sha256:…` is the digest. No tag and no digest
  *   → tag `latest` (what the runtime pulls); a digest only → no tag.
- * - Name: the reference as written, every character outside `[a-z0-9]` → `-` (upper case included), runs
- *   collapsed, leading/trailing `-` dropped; longer than 253 → cut with a `-` and a 10-hex hash of the reference.
+ * - Name: the reference as written, lower-cased (so tags `V1` and `X2` do not both become `-`), every character
+ *   outside `[a-z0-9]` → `-`, runs collapsed, leading/trailing `-` dropped; longer than 253 → cut with a `-` and a 10-hex hash of the reference.
  *   A reference that leaves nothing (empty, only symbols) → no Artifact and an `InvalidImageReference` problem.
  * - Registry filters: `exclude_registries` always wins; a non-empty `include_registries` admits only its hosts.
  *   Hosts compare case-insensitively; `docker.io`, `index.docker.io` and `registry-1.docker.io` are one registry.
@@ -76,7 +76,7 @@ function parse(image: string): ImageReference | undefined {
 
 /** The Artifact CR name of a reference (see the header); undefined when nothing is left. */
 export function artifactName(image: string): string | undefined {
-  const name = image.trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  const name = image.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
   if (!name) return undefined
   if (name.length <= MAX_NAME) return name
   const hash = createHash('sha256').update(image.trim()).digest('hex').slice(0, 10)
