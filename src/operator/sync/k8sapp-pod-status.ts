@@ -46,19 +46,33 @@ export function K8sAppPodStatusController(session: ApiSession): Feature {
         return namespace ? apps.cache.listNamespace(namespace).filter((app) => podCountsFor(app, pod)).map((app) => `${namespace}/${app.metadata.name}`) : []
       })
 
+      /** What this process reported last per app (a failed write still counts for the window, not for the hash). */
+      const reportedByKey = new Map<string, {at: number; hash?: string}>()
       const reconcile = async ({key, signal, logger}: ReconcileContext) => {
         const app = apps.cache.get(key)
         const api = session.client
         const id = app?.status?.api_id
-        if (!app || app.metadata.deletionTimestamp || !id || !api) return // the api_id arriving (a status update) requeues it
+        if (!app || app.metadata.deletionTimestamp || !id || !api) {
+          if (!app) reportedByKey.delete(key)
+          return // the api_id arriving (a status update) requeues it
+        }
         const now = manager.clock()
         const mine = pods.cache.listNamespace(app.metadata.namespace ?? '').filter((pod) => podCountsFor(app, pod))
         const summary = podStatus(mine, now, configHash)
-        if (summary.pods_status_hash === app.status?.pods_status_hash) return
-        const last = Date.parse(app.status?.pods_status_updated_at ?? '')
-        if (!Number.isNaN(last) && now - last < windowMs) return {requeueAfterMs: last + windowMs - now}
+        // The last report: this process' own (the cache may not show its status write yet), else the CR's.
+        const fromStatus = {at: Date.parse(app.status?.pods_status_updated_at ?? ''), hash: app.status?.pods_status_hash}
+        const memo = reportedByKey.get(key)
+        const last = memo && !(memo.at < fromStatus.at) ? memo : fromStatus
+        if (summary.pods_status_hash === last.hash) return
+        if (!Number.isNaN(last.at) && now - last.at < windowMs) return {requeueAfterMs: last.at + windowMs - now}
         const at = new Date(now).toISOString()
-        await api.k8sApps.update(id, {...summary, pods_status_updated_at: at}, {signal})
+        reportedByKey.set(key, {at: now, hash: summary.pods_status_hash})
+        try {
+          await api.k8sApps.update(id, {...summary, pods_status_updated_at: at}, {signal})
+        } catch (error) {
+          reportedByKey.set(key, {at: now}) // the window stays open, the state is written again after it
+          throw error
+        }
         const {pods_details: _details, ...figures} = summary
         await manager.client.mergePatch({...resource, namespace: app.metadata.namespace, name: app.metadata.name, subresource: 'status'}, {
           apiVersion: API_VERSION, kind: k8sAppCrd.kind, status: {...figures, pods_status_updated_at: at},
