@@ -7,8 +7,8 @@
  * `exclude_registries` (an Artifact of a registry the filter stops admitting is removed at once), `pod_label_selector` (the pod informer's label selector: with one set, artifact discovery
  * has its own, smaller pod cache; without, it shares the slim-pod informer), `stale_cleanup_minutes` (an image no
  * pod uses any more keeps its Artifact that long: `status.last_seen_at` holds since when it is unused, so a restart
- * keeps the clock; then it is deleted), `cache_ttl_minutes` (how often every Artifact is recomputed: the K8sApps
- * in `spec.usage.k8s_apps` are read from the K8sApp cache without watching it, so they are at most that old).
+ * keeps the clock; then it is deleted), `cache_ttl_minutes` (how often every Artifact is recomputed from the pod and
+ * K8sApp caches, a safety net: a pod or K8sApp change recomputes the Artifacts it concerns at once).
  *
  * Pods with an image reference that names no Artifact (empty, only symbols, unparseable) get an
  * `InvalidImageReference` Warning Event (group `pod:<namespace>/<name>`).
@@ -17,6 +17,7 @@ import {artifactCrd, type ArtifactSpec} from '../../crds/artifact.js'
 import type {CustomObject} from '../../crds/define.js'
 import type {KubeObject} from '../../kube/client.js'
 import {labels} from '../conventions.js'
+import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {artifactName, digestOfImageID, namespaceInScope, parseImage, registryAllowed, type RegistryFilter} from './artifacts.js'
 import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from './discovery-feature.js'
 import {appNameOfPod, podsRequest, type SlimPod} from './k8sapps-pods.js'
@@ -113,16 +114,27 @@ export function desiredArtifact(group: string, caches: SourceCaches, settings: A
   }
 }
 
-/** The discovered K8sApps a pod belongs to: the secret apps of its namespace, and the external app of its name. */
+/** The Artifact groups of the pods of a K8sApp. */
+function artifactGroupsOfApp(app: KubeObject, caches: SourceCaches): string[] {
+  const groups = new Set<string>()
+  for (const pod of caches.list('pod', app.metadata?.namespace ?? '') as SlimPod[]) {
+    if (!runsPod(app, pod)) continue
+    for (const group of artifactGroupsOf(pod)) if (!group.startsWith(POD_GROUP)) groups.add(group)
+  }
+  return [...groups]
+}
+
+/** Whether a pod belongs to a discovered K8sApp: every pod of a secret app's namespace, else the pods of its name. */
+function runsPod(app: KubeObject, pod: SlimPod): boolean {
+  if (app.metadata?.namespace !== pod.metadata.namespace) return false
+  const source = (app as {spec?: {source?: {kind?: string}}}).spec?.source
+  return source?.kind === 'Secret' || appNameOfPod(pod) === app.metadata?.name
+}
+
+/** The discovered K8sApps a pod belongs to. */
 function appsRunning(pod: SlimPod, caches: SourceCaches): Array<{name: string; namespace: string}> {
-  const namespace = pod.metadata.namespace ?? ''
-  const podApp = appNameOfPod(pod)
-  return caches.list('k8sapp', namespace)
-    .filter((app) => {
-      const spec = (app as {spec?: {kind?: string; source?: {kind?: string}}}).spec
-      return spec?.source?.kind === 'Secret' ? true : podApp === app.metadata?.name
-    })
-    .map((app) => ({name: app.metadata?.name ?? '', namespace}))
+  return caches.list('k8sapp', pod.metadata.namespace ?? '').filter((app) => runsPod(app, pod))
+    .map((app) => ({name: app.metadata?.name ?? '', namespace: pod.metadata.namespace ?? ''}))
 }
 
 function podProblems(key: string, caches: SourceCaches): DesiredState {
@@ -159,7 +171,13 @@ export const artifactDiscovery: DiscoveryDeclaration<ArtifactDiscoverySettings> 
       groupsOf: artifactGroupsOf,
     },
     {id: 'artifact', kind: 'Artifact', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'artifacts'}, kind: 'Artifact', labelSelector: `${labels.discovered}=true`}, groupsOf: () => []},
-    {id: 'k8sapp', kind: 'K8sApp', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps'}, kind: 'K8sApp', labelSelector: `${labels.discovered}=true`}, groupsOf: () => []},
+    {
+      id: 'k8sapp', kind: 'K8sApp', apiVersion: 'polycrate.io/v1alpha1',
+      request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps'}, kind: 'K8sApp', labelSelector: `${labels.discovered}=true`},
+      // A K8sApp coming, going or changing its source recomputes the Artifacts of its pods (usage.k8s_apps).
+      groupsOf: artifactGroupsOfApp,
+      onUpdate: specMetadataOrDeletionChanged,
+    },
   ],
   targetGroup: (object) => object.metadata.name,
   targetSource: (object) => ({kind: 'Artifact', apiVersion: 'polycrate.io/v1alpha1', name: object.metadata.name}),
