@@ -48,6 +48,8 @@ export const annotations = {
   endpointExpectedBody: 'endpoints.polycrate.io/expected-body',
   k8sAppName: 'polycrate_k8sapp_name',
   k8sAppByoa: 'polycrate_k8sapp_byoa',
+  /** On Endpoint CRs: the API id of their K8sApp once it is known (its change makes the Endpoint sync link it). */
+  k8sAppId: 'polycrate_k8sapp_id',
   loadBalancer: 'polycrate.io/loadbalancer',
   /** The Ingress class before spec.ingressClassName existed. */
   ingressClass: 'kubernetes.io/ingress.class',

@@ -336,7 +336,8 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
       metadata: {name: 'acme-shop', namespace: ns, annotations},
       spec: {rules: [{host: `acme-${ns}.example.com`, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
     })
-    await client.create(ingresses(ns), ingress({polycrate_k8sapp_name: 'acme-shop', polycrate_k8sapp_byoa: 'true'}))
+    // The three annotations at once (as the BYOA block sets them): the Endpoint usually syncs before the app has an id.
+    await client.create(ingresses(ns), ingress({polycrate_endpoint_monitor: 'true', polycrate_k8sapp_name: 'acme-shop', polycrate_k8sapp_byoa: 'true'}))
     await createPod(ns, 'acme-1', {app: 'acme-shop', ready: true})
     const app = await syncedApp(ns, 'acme-shop')
     assert.equal(app.spec.byoa, true)
@@ -345,12 +346,12 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     const api = apiApp(app.status!.api_id!)!
     assert.equal(api.byoa, true)
     assert.equal(api.kind, 'external')
-    // Monitoring switched on: the Endpoint of the host links the app.
-    await client.mergePatch({...ingresses(ns), name: 'acme-shop'}, {metadata: {annotations: {polycrate_endpoint_monitor: 'true'}}})
-    await eventually(async () => {
-      const list = (await client.request<{items: Array<KubeObject & {status?: {k8sAppID?: string}}>}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/endpoints`})).items
-      return list.some((endpoint) => endpoint.status?.k8sAppID === app.status!.api_id)
+    // The Endpoint of the host carries the app's API id, in its status and in the API.
+    const endpoint = await eventually(async () => {
+      const list = (await client.request<{items: Array<KubeObject & {status?: {k8sAppID?: string; apiID?: string}}>}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/endpoints`})).items
+      return list.find((candidate) => candidate.status?.k8sAppID === app.status!.api_id)
     }, 60_000, 'Endpoint status.k8sAppID = the app id')
+    await eventually(async () => sim.get('endpoints', endpoint.status!.apiID!)?.k8s_app === app.status!.api_id, 30_000, 'API endpoint k8s_app = the app id')
     // An ingress-sourced app of the same name as pods: one app, not two.
     assert.equal(apiAppsNamed('acme-shop').length, 1)
   })

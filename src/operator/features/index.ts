@@ -14,7 +14,7 @@ import {EndpointController} from '../sync/endpoint-sync-feature.js'
 import {HostController} from '../sync/host-sync-feature.js'
 import {K8sVolumeController} from '../sync/volume-sync-feature.js'
 import {K8sAppPodStatusController} from '../sync/k8sapp-pod-status.js'
-import {K8sAppController} from '../sync/k8sapp-sync-feature.js'
+import {K8sAppController, K8sAppEndpointLinker} from '../sync/k8sapp-sync-feature.js'
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
 export function defaultFeatures(session: ApiSession): readonly Feature[] {
@@ -34,6 +34,7 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     K8sAppDiscoveryReconciler,
     K8sAppController(session),
     K8sAppPodStatusController(session),
+    K8sAppEndpointLinker(),
     ArtifactDiscoveryReconciler,
   ]
 }

@@ -13,10 +13,13 @@
  *   app is then marked uninstalled and inactive instead. The operator's own app is never removed.
  */
 import {ApiAuthError, type K8sApp, type K8sAppRequest, type PolycrateApiClient} from '../../api/index.js'
+import {crdResource, type CustomObject} from '../../crds/define.js'
+import {endpointCrd, type EndpointSpec} from '../../crds/endpoint.js'
 import {k8sAppCrd, type K8sAppSpec} from '../../crds/k8s-app.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
-import {finalizers, OPERATOR_NAME} from '../conventions.js'
+import {annotations, finalizers, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
+import type {ReconcileContext} from '../runtime/controller.js'
 import {k8sAppPayload} from './k8sapp-payload.js'
 import {defineSync} from './sync-feature.js'
 
@@ -79,4 +82,41 @@ export function K8sAppController(session: ApiSession): Feature {
       }
     },
   })
+}
+
+/**
+ * Endpoints learn their K8sApp's API id (`K8sAppEndpointLinker`): an Endpoint often syncs before its K8sApp has an
+ * API id (both come from the same Ingress), and the Endpoint sync looks the app up only when the Endpoint changes.
+ * So once a K8sApp has its `status.api_id`, each Endpoint CR of its namespace naming it (`spec.k8sAppName`) whose
+ * `status.k8sAppID` differs gets the annotation `polycrate_k8sapp_id` = that id: a metadata change, which makes the
+ * Endpoint sync link it. The annotation changes only with the id, so nothing is written at rest.
+ */
+export function K8sAppEndpointLinker(): Feature {
+  return {
+    name: 'k8sapp-endpoint-link',
+    enabled: (config) => config.api_sync.enabled,
+    settings: () => ({}),
+    start(manager) {
+      const builder = manager.controller('k8sapp-endpoint-link')
+      const appsResource = crdResource(k8sAppCrd)
+      const endpointsResource = crdResource(endpointCrd)
+      type App = CustomObject<K8sAppSpec, {api_id?: string}>
+      type Endpoint = CustomObject<EndpointSpec, {k8sAppID?: string}>
+      const apps = builder.for<App>({resource: appsResource, kind: k8sAppCrd.kind})
+      const endpoints = builder.watches<Endpoint>({resource: endpointsResource, kind: endpointCrd.kind}, (endpoint) =>
+        endpoint.spec?.k8sAppName ? [`${endpoint.metadata.namespace}/${endpoint.spec.k8sAppName}`] : [])
+      const running = builder.complete(async ({key, signal}: ReconcileContext) => {
+        const app = apps.cache.get(key)
+        const id = app?.status?.api_id
+        if (!app || !id || app.metadata.deletionTimestamp) return
+        const name = app.spec?.name ?? app.metadata.name
+        for (const endpoint of endpoints.cache.listNamespace(app.metadata.namespace ?? '')) {
+          if (endpoint.spec?.k8sAppName !== name || endpoint.status?.k8sAppID === id || endpoint.metadata.annotations?.[annotations.k8sAppId] === id) continue
+          if (endpoint.metadata.deletionTimestamp) continue
+          await manager.client.mergePatch({...endpointsResource, namespace: endpoint.metadata.namespace, name: endpoint.metadata.name}, {metadata: {annotations: {[annotations.k8sAppId]: id}}}, {signal})
+        }
+      })
+      return {stop: () => running.stop()}
+    },
+  }
 }
