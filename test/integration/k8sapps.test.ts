@@ -58,6 +58,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
   /** The operator's clock runs `offsetMs` ahead: the stale artifact test moves it instead of waiting an hour. */
   let offsetMs = 0
   const ignoredNs = `k8sapp-ignored-${randomBytes(3).toString('hex')}`
+  const run = randomBytes(3).toString('hex')
   const createdPvs: string[] = []
 
   const createSecret = (ns: string, name: string, stringData: Record<string, string> | undefined) =>
@@ -258,13 +259,15 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
 
   it('annotated pods → one external K8sApp per (namespace, name) with pod status (Job pods excluded); cross-namespace conflict → ignored with a Warning on each side; the meta secret wins; the last pod gone removes it', async () => {
     const [ns1, ns2, ns3] = [await freshNamespace(client, 'lbl'), await freshNamespace(client, 'lbl'), await freshNamespace(client, 'lbl')]
+    // Names unique per run: annotation claims are cluster-wide, and other test files share the control plane.
+    const [web_, dup] = [`web-${run}`, `dup-${run}`]
     const rs = await createOwner(ns1, 'ReplicaSet', 'web-1')
-    await createPod(ns1, 'web-a', {app: 'web', owner: rs, ready: true})
-    await createPod(ns1, 'web-b', {app: 'web', owner: rs, ready: false})
-    await createPod(ns1, 'web-job', {app: 'web', owner: await createOwner(ns1, 'Job', 'web-migrate'), ready: true})
-    await createPod(ns1, 'only-job', {app: 'job-only', owner: await createOwner(ns1, 'Job', 'cron-1'), ready: true})
+    await createPod(ns1, 'web-a', {app: web_, owner: rs, ready: true})
+    await createPod(ns1, 'web-b', {app: web_, owner: rs, ready: false})
+    await createPod(ns1, 'web-job', {app: web_, owner: await createOwner(ns1, 'Job', 'web-migrate'), ready: true})
+    await createPod(ns1, 'only-job', {app: `job-only-${run}`, owner: await createOwner(ns1, 'Job', 'cron-1'), ready: true})
     await createPod(ns1, 'other', {owner: await createOwner(ns1, 'ReplicaSet', 'db'), ready: true})
-    const web = await syncedApp(ns1, 'web')
+    const web = await syncedApp(ns1, web_)
     assert.equal(web.spec.kind, 'external')
     assert.equal(web.metadata.labels?.['k8sapps.polycrate.io/discovery-source'], 'pod')
     const apiWeb = await eventually(async () => {
@@ -281,65 +284,67 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     await createSecret(ns1, 'platform.poly', {meta: metaYaml({block: 'platform'})})
     const platform = await syncedApp(ns1, 'platform')
     await eventually(async () => apiApp(platform.status!.api_id!)?.pods_total === 3, 60_000, 'secret app counts web-a, web-b, other')
-    assert.equal(await getApp(ns1, 'job-only'), undefined, 'an app made only of Job pods is not created')
+    assert.equal(await getApp(ns1, `job-only-${run}`), undefined, 'an app made only of Job pods is not created')
 
     // Cross-namespace conflict.
-    await createPod(ns2, 'dup-2', {app: 'dup'})
-    await createPod(ns3, 'dup-3', {app: 'dup'})
+    await createPod(ns2, 'dup-2', {app: dup})
+    await createPod(ns3, 'dup-3', {app: dup})
     const e2 = await eventWith(ns2, 'dup-2', 'K8sAppNameConflict')
     const e3 = await eventWith(ns3, 'dup-3', 'K8sAppNameConflict')
     assert.match(e2.message, new RegExp(ns3))
     assert.match(e3.message, new RegExp(ns2))
-    assert.equal(await getApp(ns2, 'dup'), undefined)
-    assert.equal(await getApp(ns3, 'dup'), undefined)
+    assert.equal(await getApp(ns2, dup), undefined)
+    assert.equal(await getApp(ns3, dup), undefined)
     // Resolving the conflict lets the remaining namespace have its app.
     await client.delete({...pods(ns3), name: 'dup-3'})
-    await syncedApp(ns2, 'dup', 'dup in ns2 after the conflict is gone')
+    await syncedApp(ns2, dup, 'dup in ns2 after the conflict is gone')
 
     // The meta secret wins over the annotation.
-    await createSecret(ns1, 'web.poly', {meta: metaYaml({block: 'web-block'})})
+    await createSecret(ns1, `${web_}.poly`, {meta: metaYaml({block: 'web-block'})})
     const won = await eventually(async () => {
-      const app = await getApp(ns1, 'web')
+      const app = await getApp(ns1, web_)
       return app?.spec.source?.kind === 'Secret' && app.status?.phase === 'Synced' ? app : undefined
     }, 60_000, 'web taken over by its meta secret')
     assert.equal(won.spec.kind, 'helm')
     assert.equal(won.status?.api_id, web.status?.api_id, 'the same API app')
-    assert.equal(apiAppsNamed('web').length, 1)
-    await client.delete({...secrets(ns1), name: 'web.poly'})
-    await eventually(async () => (await getApp(ns1, 'web'))?.spec.source?.kind === 'Pod', 60_000, 'web back to the annotation')
+    assert.equal(apiAppsNamed(web_).length, 1)
+    await client.delete({...secrets(ns1), name: `${web_}.poly`})
+    await eventually(async () => (await getApp(ns1, web_))?.spec.source?.kind === 'Pod', 60_000, 'web back to the annotation')
 
     // The last matching pod gone → the K8sApp goes.
     await client.delete({...pods(ns1), name: 'web-a'})
-    assert.ok(await getApp(ns1, 'web'), 'one pod left: still there')
+    assert.ok(await getApp(ns1, web_), 'one pod left: still there')
     await client.delete({...pods(ns1), name: 'web-b'})
-    await eventually(async () => !(await getApp(ns1, 'web')), 60_000, 'web gone with its last pod')
+    await eventually(async () => !(await getApp(ns1, web_)), 60_000, 'web gone with its last pod')
   })
 
   it('malformed annotations: an empty name and one too long for a CR → Warning Events; other apps unaffected', async () => {
     const ns = await freshNamespace(client, 'badlbl')
+    const fine = `fine-${run}`
     await createPod(ns, 'empty', {app: '  '})
     await createPod(ns, 'long', {app: 'x'.repeat(254)})
     await createPod(ns, 'upper', {app: 'Not_Valid'})
-    await createPod(ns, 'fine', {app: 'fine'})
+    await createPod(ns, 'fine', {app: fine})
     await eventWith(ns, 'empty', 'EmptyK8sAppName')
     assert.match((await eventWith(ns, 'long', 'InvalidK8sAppName')).message, /254 characters/)
     await eventWith(ns, 'upper', 'InvalidK8sAppName')
-    await syncedApp(ns, 'fine')
+    await syncedApp(ns, fine)
     const all = (await client.request<{items: AppObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/k8sapps`})).items
-    assert.deepEqual(all.map((app) => app.metadata!.name), ['fine'])
+    assert.deepEqual(all.map((app) => app.metadata!.name), [fine])
   })
 
   it('BYOA: an Ingress with polycrate_k8sapp_name + polycrate_k8sapp_byoa creates an external byoa K8sApp, and its Endpoint carries the app\'s API id', async () => {
     const ns = await freshNamespace(client, 'byoa')
+    const acme = `acme-shop-${run}`
     const ingress = (annotations: Record<string, string>) => ({
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
       metadata: {name: 'acme-shop', namespace: ns, annotations},
       spec: {rules: [{host: `acme-${ns}.example.com`, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
     })
     // The three annotations at once (as the BYOA block sets them): the Endpoint usually syncs before the app has an id.
-    await client.create(ingresses(ns), ingress({polycrate_endpoint_monitor: 'true', polycrate_k8sapp_name: 'acme-shop', polycrate_k8sapp_byoa: 'true'}))
-    await createPod(ns, 'acme-1', {app: 'acme-shop', ready: true})
-    const app = await syncedApp(ns, 'acme-shop')
+    await client.create(ingresses(ns), ingress({polycrate_endpoint_monitor: 'true', polycrate_k8sapp_name: acme, polycrate_k8sapp_byoa: 'true'}))
+    await createPod(ns, 'acme-1', {app: acme, ready: true})
+    const app = await syncedApp(ns, acme)
     assert.equal(app.spec.byoa, true)
     assert.equal(app.spec.kind, 'external')
     assert.equal(app.metadata.labels?.['k8sapps.polycrate.io/discovery-source'], 'ingress')
@@ -353,7 +358,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     }, 60_000, 'Endpoint status.k8sAppID = the app id')
     await eventually(async () => sim.get('endpoints', endpoint.status!.apiID!)?.k8s_app === app.status!.api_id, 30_000, 'API endpoint k8s_app = the app id')
     // An ingress-sourced app of the same name as pods: one app, not two.
-    assert.equal(apiAppsNamed('acme-shop').length, 1)
+    assert.equal(apiAppsNamed(acme).length, 1)
   })
 
   it('K8sVolumes link to the app through the claim\'s namespace', async () => {
