@@ -25,6 +25,12 @@ export const labels = {
   backupProvider: 'polycrate_backup_provider',
   s3BucketName: 'polycrate_s3_bucket_name',
   s3BucketRegion: 'polycrate_s3_bucket_region',
+  /** On K8sApp CRs (the seed's K8sApp example): the block, its kind and type. */
+  k8sAppBlock: 'k8sapps.polycrate.io/block',
+  k8sAppKind: 'k8sapps.polycrate.io/kind',
+  k8sAppType: 'k8sapps.polycrate.io/type',
+  /** On K8sApp CRs: what the app was discovered from (secret, pod, ingress, httproute). */
+  k8sAppDiscoverySource: 'k8sapps.polycrate.io/discovery-source',
 } as const
 
 export const deprecatedLabels = {
@@ -46,6 +52,8 @@ export const annotations = {
   endpointExpectedBody: 'endpoints.polycrate.io/expected-body',
   k8sAppName: 'polycrate_k8sapp_name',
   k8sAppByoa: 'polycrate_k8sapp_byoa',
+  /** On Endpoint CRs: the API id of their K8sApp once it is known (its change makes the Endpoint sync link it). */
+  k8sAppId: 'polycrate_k8sapp_id',
   loadBalancer: 'polycrate.io/loadbalancer',
   /** The Ingress class before spec.ingressClassName existed. */
   ingressClass: 'kubernetes.io/ingress.class',
@@ -82,6 +90,7 @@ export const finalizers = {
   backupSync: 'polycrate.io/backup-cleanup',
   backupScheduleSync: 'polycrate.io/backupschedule-cleanup',
   certificateSync: 'polycrate.io/certificate-cleanup',
+  k8sAppSync: 'polycrate.io/k8sapp-cleanup',
   s3Bucket: 'polycrate.io/s3bucket-cleanup',
   /** On Services of type LoadBalancer: the upstream service controller's finalizer (k8s.io/cloud-provider). */
   loadBalancerCleanup: 'service.kubernetes.io/load-balancer-cleanup',

@@ -73,6 +73,8 @@ export interface DiscoveryContext {
   namespace: string
   /** Now, in ms (the manager's clock: tests move it instead of waiting). */
   now: number
+  /** What the declaration's `load` read for this group (undefined without `load`). */
+  loaded?: unknown
 }
 
 export interface DiscoveryDeclaration<Settings> {
@@ -97,6 +99,11 @@ export interface DiscoveryDeclaration<Settings> {
   targetGroup(object: CustomObject<unknown, unknown>): string
   /** The source a discovered CR came from, as far as the CR says. */
   targetSource(object: CustomObject<unknown, unknown>): ObjectRef | undefined
+  /**
+   * Reads what `desired` needs beyond the caches, before it runs (e.g. the data of the few Secrets of a group that
+   * are watched metadata-only); the result is `context.loaded`. Takes the reconcile's signal.
+   */
+  load?(group: string, caches: SourceCaches, io: {client: KubeClient; signal: AbortSignal}): Promise<unknown>
   /** Pure: the CRs, problems and source decisions of one group. */
   desired(group: string, caches: SourceCaches, settings: Settings, context: DiscoveryContext): DesiredState
   /** The sync feature's finalizer: on every new CR while `api_sync.enabled`, so the CR never goes unsynced. */
@@ -237,7 +244,8 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
 
   const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
     const now = manager.clock()
-    const found = declaration.desired(group, caches, settings.own, {namespace: manager.namespace, now})
+    const loaded = declaration.load ? await declaration.load(group, caches, {client: manager.client, signal}) : undefined
+    const found = declaration.desired(group, caches, settings.own, {namespace: manager.namespace, now, loaded})
     const desired = declaration.targetLabels
       ? {...found, objects: found.objects.map((object) => ({...object, labels: {...object.labels, ...declaration.targetLabels}}))}
       : found

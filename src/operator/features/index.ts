@@ -7,6 +7,8 @@ import {HostDiscoveryReconciler} from '../discovery/host-discovery-feature.js'
 import {K8sVolumeDiscoveryReconciler} from '../discovery/volume-discovery-feature.js'
 import {Dns01Webhook} from '../dns/dns01-webhook.js'
 import {ExternalDnsWebhook} from '../dns/external-dns-webhook.js'
+import {ArtifactDiscoveryReconciler} from '../discovery/artifacts-discovery-feature.js'
+import {K8sAppDiscoveryReconciler} from '../discovery/k8sapps-discovery-feature.js'
 import type {Feature} from '../features.js'
 import {CloudNodeController} from '../cloud/cloud-node-feature.js'
 import {ServiceLoadBalancerController} from '../cloud/service-load-balancer-feature.js'
@@ -18,6 +20,8 @@ import {HostController} from '../sync/host-sync-feature.js'
 import {K8sVolumeController} from '../sync/volume-sync-feature.js'
 import {K8sClusterReconciler} from '../resources/k8scluster-feature.js'
 import {S3BucketReconciler} from '../resources/s3bucket-feature.js'
+import {K8sAppPodStatusController} from '../sync/k8sapp-pod-status.js'
+import {K8sAppController, K8sAppEndpointLinker} from '../sync/k8sapp-sync-feature.js'
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
 export function defaultFeatures(session: ApiSession): readonly Feature[] {
@@ -41,5 +45,10 @@ export function defaultFeatures(session: ApiSession): readonly Feature[] {
     ExternalDnsWebhook(session),
     Dns01Webhook(session),
     createMonitoringFeature(session),
+    K8sAppDiscoveryReconciler,
+    K8sAppController(session),
+    K8sAppPodStatusController(session),
+    K8sAppEndpointLinker(),
+    ArtifactDiscoveryReconciler,
   ]
 }

@@ -79,6 +79,11 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
    * create looks up first.
    */
   naturalKey?: {body(body: Body): string; object(object: Api): string}
+  /**
+   * Removes the API object when its CR goes (default: DELETE); returns what happened, for the log. K8sApps, which
+   * agent tokens may not delete, are marked uninstalled instead.
+   */
+  remove?(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<string>
   /** Status fields of the kind beyond the generic ones (e.g. Endpoint `k8sAppID`). */
   extraStatus?(links: Links): Record<string, unknown>
 }
@@ -217,7 +222,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           if (!hasFinalizer) return
           if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
           if (apiId) {
-            const outcome = await declaration.api(api).delete(apiId, {signal})
+            const outcome = declaration.remove ? await declaration.remove(api, apiId, object, signal) : await declaration.api(api).delete(apiId, {signal})
             logger.info(`${noun} deleted from the API`, {apiId, outcome})
           }
           await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
