@@ -2,8 +2,8 @@
  * The operator under exactly the RBAC that `polycrate operator manifests` generates: a ServiceAccount token bound
  * to the generated ClusterRole and Roles, one scenario per feature (Ingress → Endpoint, Node → Host and its cloud
  * initialization, PersistentVolume → K8sVolume, Velero Backup → Backup, cert-manager Certificate → Certificate, each
- * synced to the API; a LoadBalancer Service; an S3Bucket and its credentials Secret; a K8sCluster probe; both DNS
- * webhooks serving) → not one 403; and the same token cannot write outside what was declared.
+ * synced to the API; a meta secret → K8sApp, its pod → pod status and an Artifact; a LoadBalancer Service; an
+ * S3Bucket and its credentials Secret; a K8sCluster probe; both DNS webhooks serving; the monitoring agent) → not one 403; and the same token cannot write outside what was declared.
  */
 import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
@@ -65,6 +65,7 @@ describe('least privilege: the operator under the generated RBAC', function () {
       cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
       external_dns_webhook: {enabled: true, port: await freePort()},
       dns01_webhook: {enabled: true, port: await freePort()},
+      agent: {enabled: true},
     }))
     // The generated RBAC objects, applied as an admin would (the rest of the manifests needs a kubelet).
     const objects = operatorManifests({namespace, image: 'unused', replicas: 1, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
@@ -153,7 +154,25 @@ describe('least privilege: the operator under the generated RBAC', function () {
       spec: {apiServer: controlPlane().server, authentication: {serviceAccountToken: {secretRef: {name: 'probe-token', key: 'token'}}}, caCertificate: await readFile(path.join(controlPlane().dir, 'certs', 'apiserver.crt'), 'utf8')},
     })
 
+    // A deployed block's meta secret → K8sApp; a pod of it → pod status and an Artifact.
+    const app = `lp-app-${suffix}`
+    const meta = ['block:', `  name: ${app}`, '  version: "1.0.0"', '  kind: helm', 'workspace:', '  name: production', '  organization: acme', 'action:', '  name: install', '  status: success'].join('\n')
+    await admin.create({group: '', version: 'v1', plural: 'secrets', namespace: ingressNamespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: `${app}.poly`, namespace: ingressNamespace}, stringData: {meta}})
+    const image = `registry.example.com/lp/${suffix}:1.0`
+    await admin.create({group: '', version: 'v1', plural: 'pods', namespace: ingressNamespace}, {
+      apiVersion: 'v1', kind: 'Pod', metadata: {name: 'web', namespace: ingressNamespace}, spec: {containers: [{name: 'web', image}]},
+    })
+
     await syncedIn('endpoints', ingressNamespace)
+    await syncedIn('k8sapps', ingressNamespace, (cr) => cr.metadata?.name === app)
+    await eventually(async () => {
+      const {items} = await admin.request<{items: Array<KubeObject & {spec?: {image?: string}}>}>({path: '/apis/polycrate.io/v1alpha1/artifacts'})
+      return items.some((artifact) => JSON.stringify(artifact.spec).includes(`lp/${suffix}`))
+    }, 60_000, 'the Artifact of the pod\'s image')
+    await eventually(async () => {
+      const config = await admin.get<KubeObject & {status?: {monitoring?: unknown}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+      return config.status?.monitoring !== undefined
+    }, 60_000, 'the monitoring agent\'s summary in the OperatorConfig status')
     await syncedIn('certificates', certNamespace)
     await syncedIn('hosts', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.node)
     await syncedIn('k8svolumes', namespace, (cr) => (cr.spec as {name?: string} | undefined)?.name === names.pv)
