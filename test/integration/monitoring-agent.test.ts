@@ -52,6 +52,15 @@ describe('endpoint monitoring agent (run + simulator + loopback target)', functi
     const broken = endpoint('broken', '/status/503')
     endpoint('deep-health', '/degraded', {annotations: {'endpoints.polycrate.io/expected-body': '"database":"connected"'}})
 
+    // This operator's Endpoint sync would put the Endpoint CRs earlier files left in the shared cluster into this
+    // workspace, and the agent would be assigned them too: remove them first (their operators and APIs are gone).
+    const leftovers = (await client.request<{items: Array<{metadata: {namespace: string; name: string}}>}>({path: '/apis/polycrate.io/v1alpha1/endpoints'})).items
+    for (const {metadata: {namespace, name}} of leftovers) {
+      const ref = {group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name}
+      await client.mergePatch(ref, {metadata: {finalizers: null}}).catch(() => {})
+      await client.delete(ref).catch(() => {})
+    }
+
     const namespace = await freshNamespace(client, 'monitoring')
     await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token}})
     await client.create(configRef(namespace), {
