@@ -60,6 +60,20 @@ export class ApiSession {
     return () => this.listeners.delete(listener)
   }
 
+  /**
+   * A feature's running controller, resynced whenever the session changes (connected, identity resolved): what
+   * waited for the API is reconciled at once instead of at its next event. Stopping it unsubscribes.
+   */
+  resyncing(running: {controller: {resync(): void}; stop(): Promise<void>}): {stop(): Promise<void>} {
+    const unsubscribe = this.onChange(() => running.controller.resync())
+    return {
+      async stop() {
+        unsubscribe()
+        await running.stop()
+      },
+    }
+  }
+
   private notify(): void {
     for (const listener of this.listeners) listener()
   }

@@ -91,13 +91,7 @@ export function CloudNodeController(session: ApiSession): Feature {
             {apiVersion: API_VERSION, kind: hostCrd.kind, status: {cloud_initialized: true, pop_name: popName}}, {signal})
         }
       })
-      const unsubscribe = session.onChange(() => running.controller.resync())
-      return {
-        async stop() {
-          unsubscribe()
-          await running.stop()
-        },
-      }
+      return session.resyncing(running)
     },
   }
 }

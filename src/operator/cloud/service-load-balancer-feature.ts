@@ -182,13 +182,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         await writeIngress(service, ip, signal)
         return ip ? undefined : {requeueAfterMs: IP_POLL_MS}
       }, {resyncPeriodMs: config.api_sync.sync_interval_seconds * 1000}) // an instance changed or deleted on the API side is repaired
-      const unsubscribe = session.onChange(() => running.controller.resync())
-      return {
-        async stop() {
-          unsubscribe()
-          await running.stop()
-        },
-      }
+      return session.resyncing(running)
     },
   }
 }

@@ -10,7 +10,7 @@ import {randomInt} from 'node:crypto'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {DnsPlan} from './plan.js'
-import {CheckFailure, classify, errorCode, round, type CheckOutcome} from './result.js'
+import {CheckFailure, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
 
 export const DNS_TYPES: Record<string, number> = {A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, MX: 15, TXT: 16, AAAA: 28, SRV: 33, CAA: 257}
 const TYPE_NAMES = Object.fromEntries(Object.entries(DNS_TYPES).map(([name, code]) => [code, name]))
@@ -166,7 +166,7 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(new CheckFailure('timeout', 'TIMEOUT', `no DNS answer within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
   let answer: DnsAnswer | undefined
-  let failure: {category: CheckFailure['category']; errorName: string; message: string} | undefined
+  let failure: Failure | undefined
   try {
     const id = randomInt(0, 0x10000)
     const query = encodeQuery(id, plan.name, plan.recordType)
@@ -185,14 +185,7 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
   const durationMs = performance.now() - started
   const values = answer?.records.filter((r) => r.type === plan.recordType).map((r) => r.data) ?? []
   const result: CheckResultInput = {
-    endpoint_id: endpointId,
-    success: failure === undefined,
-    checked_at: new Date(checkedAt).toISOString(),
-    error_code: failure ? errorCode(failure.errorName) : 0,
-    error_name: failure?.errorName ?? '',
-    http_error_category: failure?.category ?? null,
-    duration_ms: round(durationMs),
-    resolved_ip: isIP(plan.server) ? plan.server : null,
+    ...commonResult(endpointId, checkedAt, failure, durationMs, isIP(plan.server) ? plan.server : null),
     dns_rcode: answer?.rcode ?? null,
     dns_records: answer ? answer.records.map((r) => r.data) : null,
     dns_matched: plan.expectedResults.length > 0 && answer ? plan.expectedResults.every((e) => values.includes(e.replace(/\.$/, ''))) : null,

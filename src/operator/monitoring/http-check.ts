@@ -11,7 +11,7 @@ import {isIP} from 'node:net'
 import type {TLSSocket, PeerCertificate, DetailedPeerCertificate} from 'node:tls'
 import type {CheckResultInput} from '../../api/index.js'
 import {statusAccepted, type HttpPlan} from './plan.js'
-import {CheckFailure, classify, errorCode, round, type CheckOutcome} from './result.js'
+import {CheckFailure, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
 
 export interface ProbeOptions {
   /** Extra trusted CA certificates (PEM); the system's are always trusted. */
@@ -180,7 +180,7 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
   let tls: TlsInfo | undefined
   let last: Hop | undefined
   let ip: string | undefined
-  let failure: {category: CheckFailure['category']; errorName: string; message: string} | undefined
+  let failure: Failure | undefined
   try {
     let url = new URL(`${plan.scheme}://${plan.host.includes(':') && !plan.host.startsWith('[') ? `[${plan.host}]` : plan.host}:${plan.port}${plan.path}`)
     let method = plan.method
@@ -218,21 +218,14 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
   }
   const durationMs = performance.now() - started
   const result: CheckResultInput = {
-    endpoint_id: endpointId,
-    success: failure === undefined,
-    checked_at: new Date(checkedAt).toISOString(),
+    ...commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status),
     status_code: last?.status ?? null,
-    error_code: failure ? errorCode(failure.errorName, last?.status) : 0,
-    error_name: failure?.errorName ?? '',
-    duration_ms: round(durationMs),
-    resolved_ip: ip ?? null,
     http_dns_lookup_ms: round(totals.dns),
     http_tcp_connect_ms: last ? round(totals.connect) : null,
     http_tls_handshake_ms: tls ? round(totals.tls) : null,
     http_time_to_first_byte_ms: last ? round(totals.ttfb) : null,
     http_response_size_bytes: last?.size ?? null,
     http_resolved_ip: ip ?? null,
-    http_error_category: failure?.category ?? null,
     http_tls_version: tls?.version ?? null,
     http_tls_valid: tls ? tls.valid : null,
     http_tls_days_until_expiry: tls && Number.isFinite(tls.notAfter) ? Math.floor((tls.notAfter - checkedAt) / DAY_MS) : null,

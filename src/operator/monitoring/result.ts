@@ -44,3 +44,24 @@ export function errorCode(errorName: string, status?: number | null): number {
 }
 
 export const round = (ms: number): number => Math.round(ms * 1000) / 1000
+
+/** What went wrong in a check: category, `error_name`, and a message for logs and status. */
+export interface Failure {
+  category: ErrorCategory
+  errorName: string
+  message: string
+}
+
+/** The fields every check's result has: success, time, error code/name/category, duration, resolved IP. */
+export function commonResult(endpointId: string, checkedAt: number, failure: Failure | undefined, durationMs: number, resolvedIp: string | null, status?: number | null): CheckResultInput {
+  return {
+    endpoint_id: endpointId,
+    success: failure === undefined,
+    checked_at: new Date(checkedAt).toISOString(),
+    error_code: failure ? errorCode(failure.errorName, status) : 0,
+    error_name: failure?.errorName ?? '',
+    http_error_category: failure?.category ?? null,
+    duration_ms: round(durationMs),
+    resolved_ip: resolvedIp,
+  }
+}

@@ -7,7 +7,7 @@ import {connect as tlsConnect, type TLSSocket} from 'node:tls'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {TcpPlan} from './plan.js'
-import {CheckFailure, classify, errorCode, round, type CheckOutcome} from './result.js'
+import {CheckFailure, classify, commonResult, type CheckOutcome, type Failure} from './result.js'
 
 /** Banner bytes kept (and reported as `tcp_banner`). */
 const BANNER_LIMIT = 1024
@@ -19,7 +19,7 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
   const started = performance.now()
   let connectedAt: number | undefined
   let banner = ''
-  let failure: {category: CheckFailure['category']; errorName: string; message: string} | undefined
+  let failure: Failure | undefined
   await new Promise<void>((resolve) => {
     let done = false
     const socket: Socket | TLSSocket = plan.tls
@@ -65,14 +65,7 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
     failure = {category: 'response', errorName: 'RESPONSE_MISMATCH', message: `the expected response did not arrive within ${plan.timeoutMs / 1000} s`}
   }
   const result: CheckResultInput = {
-    endpoint_id: endpointId,
-    success: failure === undefined,
-    checked_at: new Date(checkedAt).toISOString(),
-    error_code: failure ? errorCode(failure.errorName) : 0,
-    error_name: failure?.errorName ?? '',
-    http_error_category: failure?.category ?? null,
-    duration_ms: round(performance.now() - started),
-    resolved_ip: isIP(plan.host) ? plan.host : null,
+    ...commonResult(endpointId, checkedAt, failure, performance.now() - started, isIP(plan.host) ? plan.host : null),
     tcp_connected: connected,
     tcp_banner: banner.trim() || null,
     tcp_response_matched: matched,

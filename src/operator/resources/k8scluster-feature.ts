@@ -249,13 +249,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
       }
 
       const running = builder.complete(reconcile)
-      const unsubscribe = session.onChange(() => running.controller.resync())
-      return {
-        async stop() {
-          unsubscribe()
-          await running.stop()
-        },
-      }
+      return session.resyncing(running)
     },
   }
 }

@@ -256,13 +256,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
       }
 
       const running = builder.complete(reconcile)
-      const unsubscribe = session.onChange(() => running.controller.resync())
-      return {
-        async stop() {
-          unsubscribe()
-          await running.stop()
-        },
-      }
+      return session.resyncing(running)
     },
   }
 }

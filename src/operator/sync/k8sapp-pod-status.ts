@@ -87,13 +87,7 @@ export function K8sAppPodStatusController(session: ApiSession): Feature {
         return undefined
       }
       const running = builder.complete(reconcile)
-      const unsubscribe = session.onChange(() => running.controller.resync())
-      return {
-        async stop() {
-          unsubscribe()
-          await running.stop()
-        },
-      }
+      return session.resyncing(running)
     },
   }
 }
