@@ -296,7 +296,10 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
       metadata: {name: 'shop-ingress', namespace, annotations: {polycrate_endpoint_monitor: 'true'}},
       spec: {rules: [{host: 'shop.acme.example', http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'shop', port: {number: 80}}}}]}}]},
     })
-    await eventually(async () => (await listEndpoints(client, namespace))[0]?.metadata?.labels?.['endpoints.polycrate.io/source-ingress'] === 'shop-ingress', 20_000, 'Ingress endpoint')
+    const fromIngress = await eventually(async () => {
+      const [found] = await listEndpoints(client, namespace)
+      return found?.metadata?.labels?.['endpoints.polycrate.io/source-ingress'] === 'shop-ingress' ? found : undefined
+    }, 20_000, 'Ingress endpoint')
 
     const spec = route as KubeObject & {spec: {parentRefs: Array<{namespace: string}>}}
     await client.create({group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace}, {
@@ -316,5 +319,17 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
     assert.equal(endpoint.metadata!.labels!['endpoints.polycrate.io/source-ingress'], undefined)
     const events = await client.request<{items: Array<{reason: string; involvedObject: {name: string}; message: string}>}>({path: `/api/v1/namespaces/${namespace}/events`})
     assert.ok(events.items.some((e) => e.involvedObject.name === 'shop-ingress' && e.reason === 'HostClaimedElsewhere'), 'the Ingress is told it lost the host')
+    // The CR changed hands: the same object (its API endpoint is updated, never deleted and created anew).
+    assert.equal(endpoint.metadata!.uid, fromIngress.metadata!.uid, 'the HTTPRoute took over the Ingress\'s Endpoint CR, not a new one')
+
+    // The route goes: the Ingress takes the host back, again the same CR.
+    await client.delete({group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace, name: spec.metadata!.name!})
+    const back = await eventually(async () => {
+      const [found] = await listEndpoints(client, namespace)
+      return found?.spec.source?.kind === 'Ingress' ? found : undefined
+    }, 40_000, 'the Ingress takes the host back')
+    assert.equal(back.metadata!.uid, fromIngress.metadata!.uid, 'the Ingress took the CR back, not a new one')
+    assert.equal(back.metadata!.labels!['endpoints.polycrate.io/source-httproute'], undefined)
+    assert.deepEqual((back.metadata!.ownerReferences as Array<{kind: string}>).map((owner) => owner.kind), ['Ingress'])
   })
 })

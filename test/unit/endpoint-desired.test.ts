@@ -2,13 +2,17 @@ import assert from 'node:assert/strict'
 import type {KubeObject} from '../../src/kube/client.js'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import {annotations, deprecatedLabels, labels, labelValue, MAX_LABEL_VALUE} from '../../src/operator/conventions.js'
-import type {SourceCaches} from '../../src/operator/discovery/discovery-feature.js'
 import {
   desiredEndpoints,
+  endpointDiscovery,
   endpointObjectFor,
+  sourceGroup,
   type EndpointDiscoveryFeatureSettings,
 } from '../../src/operator/discovery/endpoint-discovery-feature.js'
-import type {DesiredEndpoint} from '../../src/operator/discovery/endpoints/index.js'
+import type {DesiredState} from '../../src/operator/discovery/plan.js'
+import {sourceCaches} from '../support/source-caches.js'
+import {endpointsForHTTPRoute, endpointsForIngress, resolveHostClaims, type DesiredEndpoint} from '../../src/operator/discovery/endpoints/index.js'
+import {endpointClaimedBy} from '../../src/operator/discovery/endpoint-discovery-feature.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -48,21 +52,31 @@ function ingress(name: string, hosts: string[], options: IngressOptions = {}): K
   } as KubeObject
 }
 
-/** SourceCaches over plain arrays, by source id. Records which ids were listed. */
-function caches(byId: Record<string, KubeObject[]>): SourceCaches & {listed: string[]} {
-  const listed: string[] = []
+/** The sources (with their index functions) endpoint discovery declares under these settings. */
+const sourcesFor = (value: EndpointDiscoveryFeatureSettings) => endpointDiscovery.sources(value)
+const caches = (byId: Record<string, KubeObject[]>, value: EndpointDiscoveryFeatureSettings = settings()) => sourceCaches(byId, sourcesFor(value))
+const groupOf = (kind: string, object: KubeObject) => sourceGroup(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '')
+
+/**
+ * What the operator wants in a namespace: the union of the desired state of each of its sources (each group is one
+ * source), sorted as the namespace-wide computation would be (CRs by name).
+ */
+function desiredOfNamespace(namespace: string, byId: Record<string, KubeObject[]>, value: EndpointDiscoveryFeatureSettings): DesiredState {
+  const all = caches(byId, value)
+  const groups = [
+    ...(byId.ingress ?? []).filter((o) => o.metadata?.namespace === namespace).map((o) => groupOf('Ingress', o)),
+    ...(value.gatewayApi ? (byId.httproute ?? []).filter((o) => o.metadata?.namespace === namespace).map((o) => groupOf('HTTPRoute', o)) : []),
+  ]
+  const states = groups.map((group) => desiredEndpoints(group, all, value))
   return {
-    listed,
-    list: (id, namespace) => {
-      listed.push(id)
-      return (byId[id] ?? []).filter((object) => namespace === undefined || object.metadata?.namespace === namespace)
-    },
-    get: (id, key) => (byId[id] ?? []).find((object) => `${object.metadata?.namespace}/${object.metadata?.name}` === key || object.metadata?.name === key),
+    objects: states.flatMap((state) => state.objects).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    problems: states.flatMap((state) => state.problems),
+    sources: states.flatMap((state) => state.sources),
   }
 }
 
 const desiredIn = (namespace: string, objects: KubeObject[], overrides: Partial<EndpointDiscoveryFeatureSettings> = {}) =>
-  desiredEndpoints(namespace, caches({ingress: objects}), settings(overrides))
+  desiredOfNamespace(namespace, {ingress: objects}, settings(overrides))
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -366,23 +380,24 @@ describe('desiredEndpoints', () => {
   })
 
   it('without the Gateway API, HTTPRoutes and Gateways are not looked at', () => {
-    const sourceCaches = caches({
+    const route = {kind: 'HTTPRoute', metadata: {name: 'route', namespace: 'shop', annotations: MONITOR}, spec: {hostnames: ['app.example.com'], parentRefs: [{name: 'gw'}]}} as KubeObject
+    const all = caches({
       ingress: [ingress('web', ['app.example.com'], {annotations: MONITOR})],
-      httproute: [{kind: 'HTTPRoute', metadata: {name: 'route', namespace: 'shop', annotations: MONITOR}, spec: {hostnames: ['r.example.com'], parentRefs: [{name: 'gw'}]}} as KubeObject],
+      httproute: [route],
       gateway: [{kind: 'Gateway', metadata: {name: 'gw', namespace: 'shop'}, spec: {gatewayClassName: 'x', listeners: [{name: 'https', protocol: 'HTTPS', port: 443}]}} as KubeObject],
     })
-    const state = desiredEndpoints('shop', sourceCaches, settings())
-    assert.deepEqual(sourceCaches.listed, ['ingress'])
-    assert.deepEqual(state.sources.map((s) => s.ref.kind), ['Ingress'])
-    assert.deepEqual(state.objects.map((o) => o.source.kind), ['Ingress'])
+    const state = desiredEndpoints('Ingress/shop/web', all, settings())
+    assert.deepEqual([...all.looked], ['ingress'])
+    assert.deepEqual(state.objects.map((o) => [o.name, o.source.kind]), [['app-example-com', 'Ingress']])
+    assert.deepEqual(desiredEndpoints('HTTPRoute/shop/route', all, settings()), {objects: [], problems: [], sources: []})
   })
 
   it('with the Gateway API, a monitored HTTPRoute → an Endpoint labelled with its source-httproute label', () => {
-    const sourceCaches = caches({
+    const value = settings({gatewayApi: true})
+    const state = desiredOfNamespace('shop', {
       httproute: [{kind: 'HTTPRoute', metadata: {name: 'route', namespace: 'shop', uid: 'uid-route', annotations: MONITOR}, spec: {hostnames: ['r.example.com'], parentRefs: [{name: 'gw'}]}} as KubeObject],
       gateway: [{kind: 'Gateway', metadata: {name: 'gw', namespace: 'shop'}, spec: {gatewayClassName: 'x', listeners: [{name: 'https', protocol: 'HTTPS', port: 443}]}} as KubeObject],
-    })
-    const state = desiredEndpoints('shop', sourceCaches, settings({gatewayApi: true}))
+    }, value)
     assert.deepEqual(state.objects.map((o) => [o.name, o.labels[labels.endpointSourceHTTPRoute]]), [['r-example-com', 'route']])
     assert.deepEqual(state.objects[0]?.ownerReferences, [{apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', name: 'route', uid: 'uid-route'}])
     assert.deepEqual(state.sources.map((s) => [s.ref.kind, s.ref.name, s.managed]), [['HTTPRoute', 'route', true]])
@@ -390,5 +405,124 @@ describe('desiredEndpoints', () => {
 
   it('nothing in the namespace → an empty state', () => {
     assert.deepEqual(desiredIn('empty', []), {objects: [], problems: [], sources: []})
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// One group per source: the same outcome as settling the whole namespace at once
+
+/** The namespace-wide computation (every source of the namespace at once): the specification per-source groups must meet. */
+function namespaceOracle(namespace: string, byId: Record<string, KubeObject[]>, value: EndpointDiscoveryFeatureSettings) {
+  const inNamespace = (list: KubeObject[] = []) => list.filter((o) => o.metadata?.namespace === namespace)
+  const gateways = new Map((byId.gateway ?? []).map((g) => [`${g.metadata?.namespace}/${g.metadata?.name}`, g]))
+  const live = (o: KubeObject) => !o.metadata?.deletionTimestamp
+  const results = [
+    ...inNamespace(byId.ingress).filter(live).map((o) => endpointsForIngress(o as never, value)),
+    ...(value.gatewayApi ? inNamespace(byId.httproute).filter(live).map((o) => endpointsForHTTPRoute(o as never, gateways as never, (g) => g.spec?.gatewayClassName, value)) : []),
+  ]
+  const {endpoints, conflicts} = resolveHostClaims(results)
+  return {
+    objects: endpoints.map(endpointObjectFor),
+    problems: [
+      ...results.flatMap((r) => r.problems.map((p) => ({source: r.source, ...p}))),
+      ...conflicts.map((c) => ({source: c.loser, ...c.problem})),
+    ],
+  }
+}
+
+/** mulberry32: a small seeded PRNG, so a failing case can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+describe('endpoint discovery per source (group = one Ingress or HTTPRoute)', () => {
+  const gatewayApi = settings({gatewayApi: true})
+  const gateway = {kind: 'Gateway', metadata: {name: 'gw', namespace: 'shop'}, spec: {gatewayClassName: 'x', listeners: [{name: 'https', protocol: 'HTTPS', port: 443}]}} as KubeObject
+  const route = (name: string, hostnames: string[], created = '2024-01-01T00:00:00Z', extra: {deleting?: boolean; annotations?: Record<string, string>} = {}): KubeObject => ({
+    apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute',
+    metadata: {name, namespace: 'shop', uid: `uid-${name}`, creationTimestamp: created, annotations: extra.annotations ?? MONITOR,
+      ...(extra.deleting ? {deletionTimestamp: '2024-06-01T00:00:00Z', finalizers: ['x']} : {})},
+    spec: {hostnames, parentRefs: [{name: 'gw'}]},
+  } as KubeObject)
+  // Hosts that compete: the same host in two cases, two hosts with one CR name, a wildcard, an invalid one.
+  const pool = ['app.example.com', 'APP.example.com', 'a-b.example.com', 'a.b-example.com', 'x.example.com', 'y.example.com', '*.example.com', 'bad_host.example.com']
+  const times = ['2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z']
+  const sortJson = (items: unknown[]) => items.map((item) => JSON.stringify(item)).sort()
+
+  it('300 random namespaces: the union over sources equals settling the whole namespace at once', () => {
+    const random = prng(20261201)
+    const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!
+    for (let round = 0; round < 300; round++) {
+      const hostsOf = () => Array.from({length: 1 + Math.floor(random() * 3)}, () => pick(pool))
+      const ingresses = Array.from({length: 1 + Math.floor(random() * 5)}, (_, i) => ingress(`ing-${i}`, hostsOf(), {
+        created: pick(times),
+        annotations: random() < 0.85 ? MONITOR : {},
+        deleting: random() < 0.15,
+      }))
+      const routes = Array.from({length: Math.floor(random() * 3)}, (_, i) => route(`route-${i}`, hostsOf(), pick(times), {deleting: random() < 0.15}))
+      const byId = {ingress: ingresses, httproute: routes, gateway: [gateway]}
+      const perSource = desiredOfNamespace('shop', byId, gatewayApi)
+      const oracle = namespaceOracle('shop', byId, gatewayApi)
+      const context = `round ${round}: ${JSON.stringify([...ingresses, ...routes].map((o) => [o.metadata?.name, o.metadata?.creationTimestamp, o.metadata?.deletionTimestamp ? 'deleting' : '', (o as {spec?: unknown}).spec]))}`
+      assert.deepEqual(sortJson(perSource.objects), sortJson(oracle.objects), `objects differ in ${context}`)
+      assert.deepEqual(sortJson(perSource.problems), sortJson(oracle.problems.map((p) => ({...p, source: {...p.source, apiVersion: p.source.kind === 'Ingress' ? 'networking.k8s.io/v1' : 'gateway.networking.k8s.io/v1'}})).map(({source, ...rest}) => ({source: {kind: source.kind, apiVersion: source.apiVersion, namespace: source.namespace, name: source.name, uid: source.uid}, ...rest}))), `problems differ in ${context}`)
+    }
+  })
+
+  it('a source that is gone has an empty desired state (its CRs are the plan\'s: deleted or orphaned)', () => {
+    assert.deepEqual(desiredEndpoints('Ingress/shop/gone', caches({ingress: []}), settings()), {objects: [], problems: [], sources: []})
+    assert.deepEqual(desiredEndpoints('Endpoint/shop/hand-made', caches({ingress: []}), settings()), {objects: [], problems: [], sources: []})
+  })
+
+  it('a change reconciles the source and every source it competes with for a host slot, no other', () => {
+    const byId = {ingress: [
+      ingress('web', ['app.example.com', 'x.example.com'], {annotations: MONITOR}),
+      ingress('rival', ['APP.example.com'], {annotations: MONITOR}),
+      ingress('namesake', ['a.b-example.com'], {annotations: MONITOR}),
+      ingress('other', ['y.example.com'], {annotations: MONITOR}),
+      ingress('elsewhere', ['app.example.com'], {annotations: MONITOR, namespace: 'blog'}),
+    ]}
+    const [ingressSource] = endpointDiscovery.sources(settings())
+    const all = caches(byId)
+    const groups = (object: KubeObject) => ingressSource!.groupsOf(object, all).sort()
+    assert.deepEqual(groups(byId.ingress[0]!), ['Ingress/shop/rival', 'Ingress/shop/web'])
+    // a-b.example.com has the CR name of a.b-example.com: they compete for it.
+    assert.deepEqual(groups(ingress('new', ['a-b.example.com'])), ['Ingress/shop/namesake', 'Ingress/shop/new'])
+    assert.deepEqual(groups(byId.ingress[3]!), ['Ingress/shop/other'])
+  })
+
+  describe('endpointClaimedBy: who wants an existing Endpoint CR now', () => {
+    const cr = (name: string, host: string, source: string) => ({
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint',
+      metadata: {name, namespace: 'shop'},
+      spec: {remoteAddress: host, source: {kind: 'Ingress', name: source, namespace: 'shop'}},
+    })
+    const rows: Array<[string, Record<string, KubeObject[]>, ReturnType<typeof cr>, string | undefined]> = [
+      ['the older Ingress took the host', {ingress: [ingress('young', ['app.example.com'], {annotations: MONITOR, created: '2025-01-01T00:00:00Z'}), ingress('old', ['app.example.com'], {annotations: MONITOR, created: '2020-01-01T00:00:00Z'})]},
+        cr('app-example-com', 'app.example.com', 'young'), 'Ingress/shop/old'],
+      ['its own source still wins it', {ingress: [ingress('web', ['app.example.com'], {annotations: MONITOR})]}, cr('app-example-com', 'app.example.com', 'web'), 'Ingress/shop/web'],
+      ['nobody claims the host', {ingress: [ingress('web', ['other.example.com'], {annotations: MONITOR})]}, cr('app-example-com', 'app.example.com', 'web'), undefined],
+      ['the only claimant is being deleted', {ingress: [ingress('web', ['app.example.com'], {annotations: MONITOR, deleting: true})]}, cr('app-example-com', 'app.example.com', 'web'), undefined],
+      ['the claimant is not monitored', {ingress: [ingress('web', ['app.example.com'])]}, cr('app-example-com', 'app.example.com', 'web'), undefined],
+      ['the host is claimed under the hashed name only (a namesake won the plain name)', {ingress: [
+        ingress('first', ['a-b.example.com'], {annotations: MONITOR, created: '2020-01-01T00:00:00Z'}),
+        ingress('second', ['a.b-example.com'], {annotations: MONITOR, created: '2021-01-01T00:00:00Z'}),
+      ]}, cr('a-b-example-com', 'a.b-example.com', 'second'), 'Ingress/shop/first'],
+    ]
+    for (const [what, byId, object, expected] of rows) {
+      it(`${what} → ${expected ?? 'nobody'}`, () => {
+        assert.equal(endpointClaimedBy(object as never, caches(byId), settings()), expected)
+      })
+    }
+    it('an HTTPRoute takes a host from an older Ingress', () => {
+      const byId = {ingress: [ingress('web', ['app.example.com'], {annotations: MONITOR, created: '2020-01-01T00:00:00Z'})], httproute: [route('shop-route', ['app.example.com'])], gateway: [gateway]}
+      assert.equal(endpointClaimedBy(cr('app-example-com', 'app.example.com', 'web') as never, caches(byId, gatewayApi), gatewayApi), 'HTTPRoute/shop/shop-route')
+    })
   })
 })

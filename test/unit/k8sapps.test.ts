@@ -14,6 +14,7 @@ import {
 } from '../../src/operator/discovery/k8sapps.js'
 import {k8sAppDiscovery, k8sAppDiscoverySettings} from '../../src/operator/discovery/k8sapps-discovery-feature.js'
 import {isJobPod, podStatus, slimPod} from '../../src/operator/discovery/k8sapps-pods.js'
+import {sourceCaches} from '../support/source-caches.js'
 import {configHash} from '../../src/operator/sync/hash.js'
 import {k8sAppPayload} from '../../src/operator/sync/k8sapp-payload.js'
 import {podCountsFor} from '../../src/operator/sync/k8sapp-pod-status.js'
@@ -22,12 +23,7 @@ import {validateOperatorConfig} from '../../src/operator/config/operator-config.
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64')
 const goodMeta = 'block:\n  name: web\n  version: "1.2.0"\n  kind: helm\nworkspace: {name: prod, organization: acme}\naction: {name: install, status: success, last_executed_at: "2025-12-20T10:00:00Z"}\n'
 
-function caches(byId: Record<string, KubeObject[]>): SourceCaches {
-  return {
-    list: (id, namespace) => (byId[id] ?? []).filter((object) => namespace === undefined || object.metadata?.namespace === namespace),
-    get: (id, key) => (byId[id] ?? []).find((object) => `${object.metadata?.namespace ?? ''}/${object.metadata?.name}` === key || (!object.metadata?.namespace && object.metadata?.name === key)),
-  }
-}
+const caches = (byId: Record<string, KubeObject[]>) => sourceCaches(byId)
 const secret = (namespace: string, name: string): KubeObject => ({apiVersion: 'v1', kind: 'Secret', metadata: {namespace, name, uid: `uid-${name}`}})
 const pod = (namespace: string, name: string, input: {app?: string; owner?: string; images?: string[]; ready?: boolean; restarts?: number; terminatedAt?: string; labels?: Record<string, string>} = {}): KubeObject => slimPod({
   apiVersion: 'v1', kind: 'Pod',

@@ -52,6 +52,8 @@ export interface SourceCaches {
   list(id: string, namespace?: string): KubeObject[]
   /** One object of one source by key (`namespace/name`, or `name` when cluster-scoped). */
   get(id: string, key: string): KubeObject | undefined
+  /** Objects of one source filed under `value` in one of the source's `indexes`. */
+  byIndex(id: string, index: string, value: string): KubeObject[]
 }
 
 export interface DiscoverySource {
@@ -61,8 +63,13 @@ export interface DiscoverySource {
   /** apiVersion of the source objects (lists leave it out; Events and owner references need it). */
   apiVersion: string
   request: InformerRequest<KubeObject>
-  /** The groups a change of this object touches (reconciled by key). */
+  /**
+   * The groups a change of this object touches (reconciled by key). An update reconciles the groups of the old and
+   * of the new object (a host given up is taken over by another group).
+   */
   groupsOf(object: KubeObject, caches: SourceCaches): string[]
+  /** Cache indexes `groupsOf`, `desired` and `claimedElsewhere` look this source up by (`caches.byIndex`). */
+  indexes?: Record<string, IndexFunction<KubeObject>>
   /** The finalizer a source of this kind carries while it has CRs (so its deletion is never missed). */
   finalizer?: string
   onUpdate?: UpdatePredicate<KubeObject>
@@ -106,6 +113,12 @@ export interface DiscoveryDeclaration<Settings> {
   load?(group: string, caches: SourceCaches, io: {client: KubeClient; signal: AbortSignal}): Promise<unknown>
   /** Pure: the CRs, problems and source decisions of one group. */
   desired(group: string, caches: SourceCaches, settings: Settings, context: DiscoveryContext): DesiredState
+  /**
+   * Where a CR can move between groups (an Endpoint CR whose host another source now wins): the group that wants
+   * this CR now, if not its own. Such a CR is neither deleted nor orphaned by its old group; the group that wants it
+   * is reconciled and takes it over with its apply. Pure.
+   */
+  claimedElsewhere?(object: CustomObject<unknown, unknown>, caches: SourceCaches, settings: Settings): string | undefined
   /** The sync feature's finalizer: on every new CR while `api_sync.enabled`, so the CR never goes unsynced. */
   syncFinalizer?: string
 }
@@ -170,6 +183,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       return !cache ? [] : namespace === undefined ? cache.list() : cache.listNamespace(namespace)
     },
     get: (id, key) => informers.get(id)?.cache.get(key),
+    byIndex: (id, index, value) => informers.get(id)?.cache.byIndex(index, value) ?? [],
   }
   const sourceOfKind = new Map(sources.map((source) => [source.kind, source]))
 
@@ -183,17 +197,30 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
   /** A CR's cache key (`namespace/name`, as objectKey makes it). */
   const crKey = (object: {namespace?: string; name: string}) => (object.namespace ? `${object.namespace}/${object.name}` : object.name)
 
+  const targetKeys = (object: TargetObject) => {
+    // Our own applies come back as events: no new pass for them.
+    const memo = applied.get(objectKey(object))
+    return memo && !object.metadata.deletionTimestamp && upToDate(toCurrent(object), memo.wanted) ? [] : [declaration.targetGroup(object)]
+  }
   const targets = builder.watches<TargetObject>(
     {resource: targetResource, kind: declaration.target.kind, labelSelector: Object.entries(targetLabels).map(([key, value]) => `${key}=${value}`).join(',')},
-    (object) => {
-      // Our own applies come back as events: no new pass for them.
-      const memo = applied.get(objectKey(object))
-      return memo && !object.metadata.deletionTimestamp && upToDate(toCurrent(object), memo.wanted) ? [] : [declaration.targetGroup(object)]
+    targetKeys,
+    {
+      onUpdate: specMetadataOrDeletionChanged,
+      indexes: {[GROUP_INDEX]: ((object: TargetObject) => [declaration.targetGroup(object)]) as IndexFunction<TargetObject>},
+      // A CR taken over by another group: the group it left looks again (e.g. to release its source).
+      updateKeys: (old, object) => {
+        const before = declaration.targetGroup(old)
+        return before === declaration.targetGroup(object) ? targetKeys(object) : [...targetKeys(object), before]
+      },
     },
-    {onUpdate: specMetadataOrDeletionChanged, indexes: {[GROUP_INDEX]: ((object: TargetObject) => [declaration.targetGroup(object)]) as IndexFunction<TargetObject>}},
   )
   for (const source of sources) {
-    informers.set(source.id, builder.watches(source.request, (object) => source.groupsOf(object, caches), {onUpdate: source.onUpdate}))
+    informers.set(source.id, builder.watches(source.request, (object) => source.groupsOf(object, caches), {
+      onUpdate: source.onUpdate,
+      indexes: source.indexes,
+      updateKeys: (old, object) => [...new Set([...source.groupsOf(object, caches), ...source.groupsOf(old, caches)])],
+    }))
   }
 
   const toCurrent = (object: TargetObject): CurrentObject => ({
@@ -250,9 +277,18 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       ? {...found, objects: found.objects.map((object) => ({...object, labels: {...object.labels, ...declaration.targetLabels}}))}
       : found
     await reportProblems(running.recorder, desired, reported, sourceObject)
+    const wanted = new Set(desired.objects.map(crKey))
+    const current: CurrentObject[] = []
+    for (const object of targets.cache.byIndex(GROUP_INDEX, group)) {
+      const takenOver = !wanted.has(objectKey(object)) && !object.metadata.deletionTimestamp
+        ? declaration.claimedElsewhere?.(object, caches, settings.own)
+        : undefined
+      if (takenOver !== undefined && takenOver !== group) running.enqueue(takenOver)
+      else current.push(toCurrent(object))
+    }
     const plan = planDiscovery({
       desired,
-      current: targets.cache.byIndex(GROUP_INDEX, group).map(toCurrent),
+      current,
       sourceState,
       sourceKnowledge,
       sourceFinalizer: (kind) => sourceOfKind.get(kind)?.finalizer,

@@ -135,6 +135,9 @@ export function sameRef(a: ObjectRef, b: ObjectRef): boolean {
   return a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '')
 }
 
+/** The identity `sameRef` compares, as a string. */
+const refKey = (ref: ObjectRef) => `${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`
+
 const normalize = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)))
 
 /** Whether the cached CR already has everything `wanted` would apply (then nothing is written). */
@@ -168,8 +171,10 @@ export function planDiscovery(input: PlanInput): Plan {
 
   // Source finalizers go on before any CR of the source exists, so a source can never go unseen.
   const managed = input.desired.sources.filter((decision) => decision.managed)
-  const sourcesWithObjects = (ref: ObjectRef) => input.desired.objects.some((object) => sameRef(object.source, ref))
-  const currentOf = (ref: ObjectRef) => input.current.filter((object) => object.source && sameRef(object.source, ref))
+  // By source, once: a namespace may hold thousands of sources and CRs (no per-source scan of every CR).
+  const withDesired = new Set(input.desired.objects.map((object) => refKey(object.source)))
+  const withCurrent = new Set(input.current.flatMap((object) => (object.source ? [refKey(object.source)] : [])))
+  const sourcesWithObjects = (ref: ObjectRef) => withDesired.has(refKey(ref))
   for (const decision of input.desired.sources) {
     const finalizer = input.sourceFinalizer(decision.ref.kind)
     const state = input.sourceState(decision.ref)
@@ -229,7 +234,7 @@ export function planDiscovery(input: PlanInput): Plan {
     if (!finalizer || !state || !state.finalizers.includes(finalizer)) continue
     const want = decision.managed && !state.deleting && sourcesWithObjects(decision.ref)
     if (want) continue
-    if (currentOf(decision.ref).length === 0) actions.push({type: 'removeSourceFinalizer', source: state, finalizer})
+    if (!withCurrent.has(refKey(decision.ref))) actions.push({type: 'removeSourceFinalizer', source: state, finalizer})
     else requeue(1000)
   }
 

@@ -28,6 +28,8 @@ export interface WatchOptions<T extends KubeObject> {
   onUpdate?: UpdatePredicate<T>
   /** Cache indexes the reconciler looks objects up by (added once to the shared cache). */
   indexes?: Record<string, IndexFunction<T>>
+  /** Keys an update enqueues (default: `toKeys` of the new object); see Watch.updateKeys. */
+  updateKeys?: (old: T, object: T) => string[]
 }
 
 export interface CompleteOptions {
@@ -65,7 +67,7 @@ export class ControllerBuilder {
   /** A related resource: `toKeys` maps a changed object to the keys to reconcile (default: its own key). */
   watches<T extends KubeObject>(request: InformerRequest<T>, toKeys?: (object: T) => string[], options: WatchOptions<T> = {}): Informer<T> {
     const informer = this.acquire(request, options)
-    this.watchList.push({informer, toKeys, onUpdate: options.onUpdate} as unknown as Watch)
+    this.watchList.push({informer, toKeys, onUpdate: options.onUpdate, updateKeys: options.updateKeys} as unknown as Watch)
     return informer
   }
 

@@ -36,6 +36,12 @@ export interface Watch<T extends KubeObject = KubeObject> {
   toKeys?: (object: T) => string[]
   /** Which updates count; by default every change of resourceVersion. */
   onUpdate?: UpdatePredicate<T>
+  /**
+   * Keys an update enqueues; by default `toKeys` of the new object. Where the keys depend on what changed (a source
+   * that gave up a host must reconcile the source that takes it over), map the old object too, as controller-runtime's
+   * EnqueueRequestsFromMapFunc does.
+   */
+  updateKeys?: (old: T, object: T) => string[]
 }
 
 export interface ControllerOptions {
@@ -106,7 +112,9 @@ export class Controller {
       this.unsubscribe.push(watch.informer.addHandler({
         onAdd: enqueueAll,
         onUpdate: (old, object) => {
-          if (!watch.onUpdate || watch.onUpdate(old, object)) enqueueAll(object)
+          if (watch.onUpdate && !watch.onUpdate(old, object)) return
+          if (!watch.updateKeys) return enqueueAll(object)
+          for (const key of watch.updateKeys(old, object)) this.queue.add(key)
         },
         onDelete: enqueueAll,
       }))

@@ -109,7 +109,7 @@ export function selectListener(gateway: GatewayLike, gatewayKey: string, parent:
 function judgeParents(
   route: HTTPRouteLike,
   namespace: string,
-  gateways: ReadonlyMap<string, GatewayLike>,
+  gateways: Pick<ReadonlyMap<string, GatewayLike>, 'get'>,
   gatewayClassOf: (gateway: GatewayLike) => string | undefined,
   classes: readonly string[],
 ): ParentVerdict[] {
@@ -136,7 +136,7 @@ function judgeParents(
 
 export function endpointsForHTTPRoute(
   route: HTTPRouteLike,
-  gateways: ReadonlyMap<string /* ns/name */, GatewayLike>,
+  gateways: Pick<ReadonlyMap<string /* ns/name */, GatewayLike>, 'get'>,
   gatewayClassOf: (gateway: GatewayLike) => string | undefined,
   settings: EndpointDiscoverySettings,
 ): SourceResult {
