@@ -2,16 +2,23 @@
  * Endpoint discovery + sync at scale, on a real control plane with the operator as a real process and the
  * Polycrate API simulator. Not a pass/fail test: it prints a table and writes bench/results/endpoints.json.
  *
- *   npm run bench [-- --ingresses 1000 --idle-minutes 5 --samples 50 --concurrency 16]
+ *   npm run bench [-- --sizes 1000,5000 --namespaces 1 --idle-minutes 5 --samples 50 --concurrency 16]
+ *   (`--ingresses N` is `--sizes N`)
  *
- * B   baseline: a bare KubeClient creates 2×N Endpoint CRs with the same concurrency (before the operator runs;
- *     that namespace is deleted and gone before the operator starts, so the operator never sees those CRs).
- * P1  N Ingresses × 2 hosts, opted in, created with that concurrency while the operator runs: time from the first
- *     create until all 2N Endpoint CRs are Synced and the simulator holds 2N live endpoints of the namespace.
- *     Reported as a ratio to B, plus absolute times, RSS and request counts.
- * P2  S sequential annotation edits (polycrate_endpoint_path) on random Ingresses: latency until the simulator's
- *     API objects of both hosts show the new spec.http.path (the first host is reported too).
- * P3  idle after everything is synced: kube writes and API writes (agent/health excluded) in the window.
+ * Each size N runs in the same process, on the same control plane and against the same operator, one after the
+ * other, so the cost per endpoint at two sizes sits side by side in one table (linearity at a glance):
+ * B   baseline: a bare KubeClient creates 2×N Endpoint CRs with the same concurrency (all baselines run before the
+ *     operator starts; their namespace is deleted and gone by then, so the operator never sees those CRs).
+ * P1  N Ingresses × 2 hosts, opted in, spread round-robin over K fresh namespaces (`--namespaces`), created with
+ *     that concurrency while the operator runs: time from the first create until all 2N Endpoint CRs are Synced and
+ *     the simulator holds 2N live endpoints of those namespaces. Reported as a ratio to B(N), with kube writes and
+ *     API calls per endpoint, CPU seconds of the operator and the apiserver, and memory: RSS and the V8 heap after
+ *     a forced GC (bench/heap-probe.cjs) before and after, per object cached (N Ingresses + 2N Endpoints).
+ * P2  S sequential annotation edits (polycrate_endpoint_path) on random Ingresses of that size: latency until the
+ *     simulator's API objects of both hosts show the new spec.http.path (the first host is reported too).
+ * P3  idle after the last size: kube writes and API writes (agent/health excluded) in the window.
+ *
+ * Results: bench/results/endpoints-n<sizes>-k<K>.json.
  */
 import {randomBytes} from 'node:crypto'
 import {access, mkdir, readdir, readFile, writeFile} from 'node:fs/promises'
@@ -35,7 +42,9 @@ import {FIELD_MANAGER} from '../src/operator/conventions.js'
 const {values: flags} = parseArgs({
   args: process.argv.slice(2),
   options: {
-    ingresses: {type: 'string', default: '1000'},
+    ingresses: {type: 'string'},
+    sizes: {type: 'string'},
+    namespaces: {type: 'string', default: '1'},
     'idle-minutes': {type: 'string', default: '5'},
     samples: {type: 'string', default: '50'},
     concurrency: {type: 'string', default: '16'},
@@ -52,7 +61,12 @@ function positive(name: string, text: string | undefined, integer: boolean): num
   return value
 }
 
-const N = positive('ingresses', flags.ingresses, true)
+if (flags.ingresses !== undefined && flags.sizes !== undefined) {
+  console.error('--ingresses N is --sizes N: give one of them')
+  process.exit(2)
+}
+const sizes = (flags.sizes ?? flags.ingresses ?? '1000').split(',').map((text) => positive('sizes', text.trim(), true))
+const K = positive('namespaces', flags.namespaces, true)
 const idleMinutes = positive('idle-minutes', flags['idle-minutes'], false)
 const samples = positive('samples', flags.samples, true)
 const concurrency = positive('concurrency', flags.concurrency, true)

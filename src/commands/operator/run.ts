@@ -36,7 +36,7 @@ export default class Run extends Command {
     'health-probe-bind-address': Flags.string({summary: 'Address of /healthz and /readyz; 0 disables them.', default: ':8081'}),
     'max-concurrent-reconciles': Flags.integer({summary: 'Workers per controller.', default: 4, min: 1}),
     'max-concurrent-syncs': Flags.integer({
-      summary: 'Workers per API sync controller (Endpoint, Host, Certificate, … → Polycrate API); I/O-bound, so more than --max-concurrent-reconciles.',
+      summary: 'Workers per I/O-bound controller: discovery (Ingress → Endpoint CR, …) and API sync (Endpoint CR → Polycrate API); more than --max-concurrent-reconciles.',
       default: DEFAULT_MAX_CONCURRENT_SYNCS,
       min: 1,
     }),

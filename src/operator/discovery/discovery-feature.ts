@@ -323,7 +323,9 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
     return plan.requeueAfterMs !== undefined ? {requeueAfterMs: plan.requeueAfterMs} : undefined
   }
 
-  const running = builder.complete(reconcile, {resyncPeriodMs: settings.sweepMinutes * 60_000})
+  // A group is small (one source, or one Node): its reconcile mostly waits on the apiserver, so the I/O-bound
+  // worker count applies, as for the API syncs.
+  const running = builder.complete(reconcile, {resyncPeriodMs: settings.sweepMinutes * 60_000, maxConcurrentReconciles: manager.maxConcurrentSyncs})
   // Deletions this process sees: the CRs of a deleted source go at once (not after the orphan threshold); a
   // deleted CR is forgotten and its group reconciled (it may have to come back).
   const unsubscribe = [

@@ -33,7 +33,7 @@ export interface LeaderElectionSettings {
   retryPeriodMs?: number
 }
 
-/** Workers per API sync controller unless `--max-concurrent-syncs` says otherwise. */
+/** Workers per I/O-bound (discovery, API sync) controller unless `--max-concurrent-syncs` says otherwise. */
 export const DEFAULT_MAX_CONCURRENT_SYNCS = 16
 
 export interface ManagerOptions {
