@@ -181,20 +181,21 @@ function statsDelta(after: Record<string, {count: number; seconds: number}>, bef
   return out
 }
 
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  return round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024)
-}
 
 /**
- * Follows the Endpoint CRs of a namespace with a watch (cheap for the apiserver, unlike listing 2N CRs again and
- * again): name → status.phase. `broken` is set when the watch ends early; the caller then falls back to listing.
+ * Follows the Endpoint CRs of some namespaces with one cluster-wide watch (cheap for the apiserver, unlike listing
+ * 2N CRs again and again): `namespace/name` → status.phase. `broken` is set when the watch ends early; the caller
+ * then falls back to listing.
  */
-async function watchEndpointPhases(client: KubeClient, namespace: string) {
-  const listPath = `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`
+async function watchEndpointPhases(client: KubeClient, namespaces: ReadonlySet<string>) {
+  const listPath = '/apis/polycrate.io/v1alpha1/endpoints'
   const state = {phases: new Map<string, string | undefined>(), broken: false, stopped: false}
+  const keyOf = (item: EndpointCr) => (namespaces.has(item.metadata?.namespace ?? '') ? `${item.metadata?.namespace}/${item.metadata?.name}` : undefined)
   const list = await client.request<{items: EndpointCr[]; metadata: {resourceVersion: string}}>({path: listPath})
-  for (const item of list.items) state.phases.set(item.metadata?.name ?? '', item.status?.phase)
+  for (const item of list.items) {
+    const key = keyOf(item)
+    if (key) state.phases.set(key, item.status?.phase)
+  }
   const controller = new AbortController()
   const stream = await client.stream({path: listPath, query: {watch: 1, resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 3600}, timeoutMs: 3_600_000, signal: controller.signal})
   let partial = ''
@@ -206,10 +207,14 @@ async function watchEndpointPhases(client: KubeClient, namespace: string) {
       partial = partial.slice(newline + 1)
       if (line.trim() === '') continue
       const event = JSON.parse(line) as {type: string; object: EndpointCr}
-      const name = event.object.metadata?.name ?? ''
-      if (event.type === 'ADDED' || event.type === 'MODIFIED') state.phases.set(name, event.object.status?.phase)
-      else if (event.type === 'DELETED') state.phases.delete(name)
-      else if (event.type === 'ERROR') state.broken = true
+      if (event.type === 'ERROR') {
+        state.broken = true
+        continue
+      }
+      const key = keyOf(event.object)
+      if (!key) continue
+      if (event.type === 'ADDED' || event.type === 'MODIFIED') state.phases.set(key, event.object.status?.phase)
+      else if (event.type === 'DELETED') state.phases.delete(key)
     }
   })
   const ended = () => {
@@ -227,16 +232,33 @@ async function watchEndpointPhases(client: KubeClient, namespace: string) {
   }
 }
 
-/** Simulator endpoints of a namespace (live ones). */
-const apiEndpointsOf = (sim: ApiSimulator, namespace: string) =>
-  sim.list('endpoints').filter((e) => String(e.name).startsWith(`${namespace}-`)) as Array<Record<string, unknown> & {id: string; remote_address?: string; spec?: {http?: {path?: string}}}>
+type ApiEndpoint = Record<string, unknown> & {id: string; remote_address?: string; spec?: {http?: {path?: string}}}
+/** The host domain of the size with this index: hosts are unique across sizes, so each size's API endpoints are told apart by it. */
+const domainOf = (sizeIndex: number) => `s${sizeIndex}.bench.example.com`
+const hostsOf = (sizeIndex: number, i: number) => [`app-${i}-a.${domainOf(sizeIndex)}`, `app-${i}-b.${domainOf(sizeIndex)}`]
+/** Live simulator endpoints of one size. */
+const apiEndpointsOf = (sim: ApiSimulator, sizeIndex: number) =>
+  (sim.list('endpoints') as ApiEndpoint[]).filter((e) => String(e.remote_address ?? '').endsWith(`.${domainOf(sizeIndex)}`))
 
-const hostsOf = (i: number) => [`app-${i}-a.bench.example.com`, `app-${i}-b.bench.example.com`]
+/** Bench-only preload (NODE_OPTIONS): on SIGUSR2 the operator collects garbage and logs its heap and RSS. */
+async function heapProbe(operator: OperatorProcess): Promise<{heapUsed: number; rss: number}> {
+  const before = operator.logs().filter((line) => line.msg === 'heap-probe').length
+  process.kill(operator.pid, 'SIGUSR2')
+  for (let i = 0; i < 200; i++) {
+    const probes = operator.logs().filter((line) => line.msg === 'heap-probe')
+    if (probes.length > before) return probes.at(-1) as unknown as {heapUsed: number; rss: number}
+    await sleep(50)
+  }
+  throw new Error('no heap probe answer')
+}
+const MiB = (bytes: number) => round(bytes / 1024 ** 2)
 
 // ---------------------------------------------------------------------------------------------------------------
 // the run
 
-progress(`N=${N} ingresses (${2 * N} hosts), concurrency ${concurrency}, P2 samples ${samples}, idle ${idleMinutes} min; starting the control plane`)
+type Cpu = {operator: number; apiserver: number; etcd: number; bench: number}
+
+progress(`sizes ${sizes.join(', ')} Ingresses (× 2 hosts) over ${K} namespace(s), concurrency ${concurrency}, P2 samples ${samples}, idle ${idleMinutes} min; starting the control plane`)
 const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
 const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 const sim = await ApiSimulator.start()
@@ -246,39 +268,39 @@ try {
   await ensureCrdsWith(client)
   progress(`control plane up, CRDs installed; simulator at ${sim.url}`)
 
-  // ---- Baseline B: a bare client creates 2N Endpoint CRs with the same concurrency (no operator running).
-  const baselineNs = await namespaceNamed(client, `bench-baseline-${randomBytes(3).toString('hex')}`)
-  const endpointBody = (name: string, host: string) => ({
-    apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace: baselineNs},
-    spec: {remoteAddress: host, remotePort: 443, kind: 'http'},
-  })
-  // Warm-up (not timed): connections, the CRD's storage path and the apiserver's caches.
-  await pool(concurrency, concurrency, async (i) => {
-    await client.create(endpointsRef(baselineNs), endpointBody(`warmup-${i}`, `warmup-${i}.bench.example.com`))
-  })
-  const baselineStart = performance.now()
-  await pool(2 * N, concurrency, async (i) => {
-    await client.create(endpointsRef(baselineNs), endpointBody(`base-${i}`, `base-${i}.bench.example.com`))
-  })
-  const baselineMs = performance.now() - baselineStart
-  progress(`B: ${2 * N} Endpoint CRs created in ${round(baselineMs / 1000, 2)} s (${round((2 * N) / (baselineMs / 1000))}/s)`)
-
-  // The operator syncs every Endpoint CR of the cluster: the baseline's must be gone before it starts.
-  const deleteStart = performance.now()
-  await client.delete({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})
-  for (const deadline = Date.now() + 600_000; ;) {
-    if ((await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})) === undefined) break
-    if (Date.now() > deadline) throw new Error(`namespace ${baselineNs} not gone after 10 minutes`)
-    await sleep(500)
+  // ---- Baselines B(N): a bare client creates 2N Endpoint CRs with the same concurrency (no operator running).
+  const baselines: Array<{ms: number; perSecond: number; namespaceCleanupMs: number}> = []
+  for (const N of sizes) {
+    const baselineNs = await namespaceNamed(client, `bench-baseline-${randomBytes(3).toString('hex')}`)
+    const endpointBody = (name: string, host: string) => ({
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name, namespace: baselineNs},
+      spec: {remoteAddress: host, remotePort: 443, kind: 'http'},
+    })
+    // Warm-up (not timed): connections, the CRD's storage path and the apiserver's caches.
+    await pool(concurrency, concurrency, async (i) => {
+      await client.create(endpointsRef(baselineNs), endpointBody(`warmup-${i}`, `warmup-${i}.bench.example.com`))
+    })
+    const baselineStart = performance.now()
+    await pool(2 * N, concurrency, async (i) => {
+      await client.create(endpointsRef(baselineNs), endpointBody(`base-${i}`, `base-${i}.bench.example.com`))
+    })
+    const ms = performance.now() - baselineStart
+    progress(`B(${N}): ${2 * N} Endpoint CRs created in ${round(ms / 1000, 2)} s (${round((2 * N) / (ms / 1000))}/s)`)
+    // The operator syncs every Endpoint CR of the cluster: the baseline's must be gone before it starts.
+    const deleteStart = performance.now()
+    await client.delete({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})
+    for (const deadline = Date.now() + 600_000; ;) {
+      if ((await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: baselineNs})) === undefined) break
+      if (Date.now() > deadline) throw new Error(`namespace ${baselineNs} not gone after 10 minutes`)
+      await sleep(500)
+    }
+    const leftover = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${baselineNs}/endpoints`)
+    if (leftover.length > 0) throw new Error(`${leftover.length} baseline Endpoint CRs left after the namespace deletion`)
+    baselines.push({ms: round(ms), perSecond: round((2 * N) / (ms / 1000)), namespaceCleanupMs: round(performance.now() - deleteStart)})
   }
-  const leftover = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${baselineNs}/endpoints`)
-  if (leftover.length > 0) throw new Error(`${leftover.length} baseline Endpoint CRs left after the namespace deletion`)
-  const baselineCleanupMs = performance.now() - deleteStart
-  progress(`baseline namespace deleted and gone after ${round(baselineCleanupMs / 1000, 1)} s`)
 
   // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
   const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}})
-  const appsNs = await namespaceNamed(client, `bench-apps-${randomBytes(3).toString('hex')}`)
   // bin/run.js loads dist/: other people may be rebuilding it (`rm -rf dist && tsc`) right now; wait and retry.
   const distRun = path.join(import.meta.dirname, '..', 'dist', 'commands', 'operator', 'run.js')
   let operatorStart = performance.now()
@@ -290,7 +312,10 @@ try {
       await sleep(1000)
     }
     operatorStart = performance.now()
-    const started = await startOperator({kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn'})
+    const started = await startOperator({
+      kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn',
+      env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+    })
     operator = started
     for (const deadline = Date.now() + 120_000; ;) {
       if (started.child.exitCode !== null) {
@@ -314,132 +339,187 @@ try {
   const operatorReadyMs = performance.now() - operatorStart
   progress(`operator pid ${op.pid} Ready (endpoint-discovery, endpoint-sync running, cluster registered) after ${round(operatorReadyMs / 1000, 1)} s`)
   await sleep(2000)
-  const rssBeforeP1 = await rssMiB(op.pid)
-
-  // ---- P1: N Ingresses × 2 hosts with the operator running.
-  const kubeBeforeP1 = await kubeRequestsByMethod(op)
-  const simBeforeP1 = sim.requests.length
   const cpPids = await controlPlanePids(controlPlane.dir)
-  const cpu = async () => ({
+  const cpu = async (): Promise<Cpu> => ({
     operator: await cpuSeconds(op.pid),
     apiserver: cpPids.apiserver ? await cpuSeconds(cpPids.apiserver) : Number.NaN,
     etcd: cpPids.etcd ? await cpuSeconds(cpPids.etcd) : Number.NaN,
     bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   })
-  const cpuBeforeP1 = await cpu()
-  const reconcilesBeforeP1 = await reconcileStats(op)
-  const crWatch = await watchEndpointPhases(client, appsNs)
-  const p1Start = performance.now()
-  let createsDoneMs = 0
-  const creating = pool(N, concurrency, async (i) => {
-    await client.create(ingressRef(appsNs), {
-      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
-      metadata: {name: `app-${i}`, namespace: appsNs, annotations: {polycrate_endpoint_monitor: 'true'}},
-      spec: {rules: hostsOf(i).map((host) => ({host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}))},
+
+  const runSize = async (sizeIndex: number, N: number) => {
+    const baseline = baselines[sizeIndex]!
+    const namespaces = await Promise.all(Array.from({length: K}, (_, k) => namespaceNamed(client, `bench-apps-${sizeIndex}-${k}-${randomBytes(3).toString('hex')}`)))
+    const namespaceOf = (i: number) => namespaces[i % K]!
+
+    // ---- P1: N Ingresses × 2 hosts over K namespaces with the operator running.
+    const memoryBefore = await heapProbe(op)
+    const kubeBefore = await kubeRequestsByMethod(op)
+    const simBefore = sim.requests.length
+    const cpuBefore = await cpu()
+    const reconcilesBefore = await reconcileStats(op)
+    const crWatch = await watchEndpointPhases(client, new Set(namespaces))
+    const p1Start = performance.now()
+    let createsDoneMs = 0
+    const creating = pool(N, concurrency, async (i) => {
+      const namespace = namespaceOf(i)
+      await client.create(ingressRef(namespace), {
+        apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+        metadata: {name: `app-${i}`, namespace, annotations: {polycrate_endpoint_monitor: 'true'}},
+        spec: {rules: hostsOf(sizeIndex, i).map((host) => ({host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}))},
+      })
+    }).then(() => {
+      createsDoneMs = performance.now() - p1Start
+      progress(`P1(${N}): ${N} Ingresses created after ${round(createsDoneMs / 1000, 2)} s`)
     })
-  }).then(() => {
-    createsDoneMs = performance.now() - p1Start
-    progress(`P1: ${N} Ingresses created after ${round(createsDoneMs / 1000, 2)} s`)
-  })
-  let apiCompleteMs: number | undefined
-  let crsCompleteMs: number | undefined
-  let lastCrCheck = 0
-  let lastReport = 0
-  let crCount = 0
-  let syncedCount = 0
-  let apiCreated = 0
-  let scanned = simBeforeP1
-  const p1Deadline = Date.now() + Math.max(600_000, N * 1_200)
-  for (;;) {
-    const now = performance.now()
-    // API side: count the simulator's successful endpoint creates (cheap: only the new log entries).
-    for (; scanned < sim.requests.length; scanned++) {
-      const entry = sim.requests[scanned]!
-      if (entry.method === 'POST' && entry.resource === 'endpoints' && entry.status === 201) apiCreated++
-    }
-    if (apiCreated >= 2 * N && apiCompleteMs === undefined) apiCompleteMs = now - p1Start
-    // Kube side: the watch; listing only when the watch broke.
-    if (!crWatch.state.broken) {
-      crCount = crWatch.state.phases.size
-      syncedCount = [...crWatch.state.phases.values()].filter((phase) => phase === 'Synced').length
-    } else if (now - lastCrCheck >= 1000) {
-      lastCrCheck = now
-      const crs = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${appsNs}/endpoints`)
-      crCount = crs.length
-      syncedCount = crs.filter((e) => e.status?.phase === 'Synced').length
-    }
-    if (crCount >= 2 * N && crsCompleteMs === undefined) crsCompleteMs = performance.now() - p1Start
-    if (createsDoneMs > 0 && syncedCount === 2 * N && crCount === 2 * N && apiEndpointsOf(sim, appsNs).length === 2 * N) break
-    if (now - lastReport >= 10_000) {
-      lastReport = now
-      progress(`P1: ${crCount}/${2 * N} Endpoint CRs, ${syncedCount} Synced, ${apiCreated} API endpoints created`)
-    }
-    if (Date.now() > p1Deadline) throw new Error(`P1 not complete in time: ${crCount} CRs, ${syncedCount} Synced, ${apiCreated} API endpoints created\n${op.rawOutput().slice(-3000)}`)
-    if (op.child.exitCode !== null) throw new Error(`operator exited (${op.child.exitCode}):\n${op.rawOutput().slice(-3000)}`)
-    await sleep(100)
-  }
-  if (crWatch.state.broken) progress('P1: the Endpoint watch ended early; completion was checked by listing (1 s resolution)')
-  crWatch.stop()
-  await creating
-  const p1Ms = performance.now() - p1Start
-  const rssAfterP1 = await rssMiB(op.pid)
-  const cpuAfterP1 = await cpu()
-  const cpuP1 = Object.fromEntries(Object.entries(cpuAfterP1).map(([k, v]) => [k, round(v - cpuBeforeP1[k as keyof typeof cpuBeforeP1], 1)]))
-  const reconcilesP1 = statsDelta(await reconcileStats(op), reconcilesBeforeP1)
-  const kubeP1 = delta(await kubeRequestsByMethod(op), kubeBeforeP1)
-  const simP1 = sim.requests.slice(simBeforeP1)
-  const apiP1ByMethod = countBy(simP1, (r) => r.method)
-  const apiP1ByResource = countBy(simP1, (r) => `${r.method} ${r.resource} ${r.status}`)
-  progress(`P1: complete after ${round(p1Ms / 1000, 2)} s (ratio to B ${round(p1Ms / baselineMs, 2)}); kube ${formatCounts(kubeP1)}; API ${formatCounts(apiP1ByMethod)}`)
-
-  // Duplicates / losses (a correctness side note, not a timing figure).
-  const liveApi = apiEndpointsOf(sim, appsNs)
-  const byHost = new Map<string, string[]>()
-  for (const e of liveApi) byHost.set(String(e.remote_address), [...(byHost.get(String(e.remote_address)) ?? []), e.id])
-  const duplicates = [...byHost.values()].filter((ids) => ids.length > 1).length
-  const lost = Array.from({length: N}, (_, i) => hostsOf(i)).flat().filter((host) => !byHost.has(host)).length
-
-  // ---- P2: sequential annotation edits; latency until the API objects show the new path.
-  const picks = new Set<number>()
-  while (picks.size < Math.min(samples, N)) picks.add(Math.floor(Math.random() * N))
-  const picked = [...picks]
-  while (picked.length < samples) picked.push(Math.floor(Math.random() * N)) // S > N: repeats allowed
-  const kubeBeforeP2 = await kubeRequestsByMethod(op)
-  const simBeforeP2 = sim.requests.length
-  const firstHostMs: number[] = []
-  const bothHostsMs: number[] = []
-  let p2Timeouts = 0
-  for (const [k, i] of picked.entries()) {
-    const ids = hostsOf(i).map((host) => byHost.get(host)?.[0])
-    if (ids.some((id) => id === undefined)) throw new Error(`no API endpoint for a host of app-${i}`)
-    const newPath = `/p2-${k}-${randomBytes(3).toString('hex')}`
-    const pathOf = (id: string) => (sim.get('endpoints', id) as {spec?: {http?: {path?: string}}} | undefined)?.spec?.http?.path
-    const t0 = performance.now()
-    await client.mergePatch(ingressRef(appsNs, `app-${i}`), {metadata: {annotations: {polycrate_endpoint_path: newPath}}})
-    let first: number | undefined
-    for (const deadline = t0 + 60_000; ;) {
-      const done = ids.map((id) => pathOf(id!) === newPath)
-      if (first === undefined && done.some(Boolean)) first = performance.now() - t0
-      if (done.every(Boolean)) {
-        bothHostsMs.push(performance.now() - t0)
-        firstHostMs.push(first!)
-        break
+    let apiCompleteMs: number | undefined
+    let crsCompleteMs: number | undefined
+    let lastCrCheck = 0
+    let lastReport = 0
+    let crCount = 0
+    let syncedCount = 0
+    let apiCreated = 0
+    let scanned = simBefore
+    const domain = `.${domainOf(sizeIndex)}`
+    const p1Deadline = Date.now() + Math.max(600_000, N * 1_200)
+    for (;;) {
+      const now = performance.now()
+      // API side: count the simulator's successful endpoint creates of this size (only the new log entries).
+      for (; scanned < sim.requests.length; scanned++) {
+        const entry = sim.requests[scanned]!
+        if (entry.method === 'POST' && entry.resource === 'endpoints' && entry.status === 201 && String((entry.body as {remote_address?: string} | undefined)?.remote_address ?? '').endsWith(domain)) apiCreated++
       }
-      if (performance.now() > deadline) {
-        p2Timeouts++
-        progress(`P2: sample ${k} (app-${i}) timed out after 60 s`)
-        break
+      if (apiCreated >= 2 * N && apiCompleteMs === undefined) apiCompleteMs = now - p1Start
+      // Kube side: the watch; listing only when the watch broke.
+      if (!crWatch.state.broken) {
+        crCount = crWatch.state.phases.size
+        syncedCount = [...crWatch.state.phases.values()].filter((phase) => phase === 'Synced').length
+      } else if (now - lastCrCheck >= 1000) {
+        lastCrCheck = now
+        const crs = (await Promise.all(namespaces.map((namespace) => listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`)))).flat()
+        crCount = crs.length
+        syncedCount = crs.filter((e) => e.status?.phase === 'Synced').length
       }
-      await sleep(10)
+      if (crCount >= 2 * N && crsCompleteMs === undefined) crsCompleteMs = performance.now() - p1Start
+      if (createsDoneMs > 0 && syncedCount === 2 * N && crCount === 2 * N && apiEndpointsOf(sim, sizeIndex).length === 2 * N) break
+      if (now - lastReport >= 10_000) {
+        lastReport = now
+        progress(`P1(${N}): ${crCount}/${2 * N} Endpoint CRs, ${syncedCount} Synced, ${apiCreated} API endpoints created`)
+      }
+      if (Date.now() > p1Deadline) throw new Error(`P1 not complete in time: ${crCount} CRs, ${syncedCount} Synced, ${apiCreated} API endpoints created\n${op.rawOutput().slice(-3000)}`)
+      if (op.child.exitCode !== null) throw new Error(`operator exited (${op.child.exitCode}):\n${op.rawOutput().slice(-3000)}`)
+      await sleep(100)
+    }
+    if (crWatch.state.broken) progress(`P1(${N}): the Endpoint watch ended early; completion was checked by listing (1 s resolution)`)
+    crWatch.stop()
+    await creating
+    const p1Ms = performance.now() - p1Start
+    const cpuAfter = await cpu()
+    const cpuP1 = Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, round(v - cpuBefore[k as keyof Cpu], 1)])) as Cpu
+    const reconcilesP1 = statsDelta(await reconcileStats(op), reconcilesBefore)
+    const kubeP1 = delta(await kubeRequestsByMethod(op), kubeBefore)
+    const simP1 = sim.requests.slice(simBefore)
+    const apiP1ByMethod = countBy(simP1, (r) => r.method)
+    // Memory: the V8 heap after a forced GC and RSS, per object cached (N Ingresses + 2N Endpoint CRs).
+    await sleep(2000)
+    const memoryAfter = await heapProbe(op)
+    const objects = 3 * N
+    progress(`P1(${N}): complete after ${round(p1Ms / 1000, 2)} s (ratio to B ${round(p1Ms / baseline.ms, 2)}); kube ${formatCounts(kubeP1)}; API ${formatCounts(apiP1ByMethod)}`)
+
+    // Duplicates / losses (a correctness side note, not a timing figure).
+    const byHost = new Map<string, string[]>()
+    for (const e of apiEndpointsOf(sim, sizeIndex)) byHost.set(String(e.remote_address), [...(byHost.get(String(e.remote_address)) ?? []), e.id])
+    const duplicates = [...byHost.values()].filter((ids) => ids.length > 1).length
+    const lost = Array.from({length: N}, (_, i) => hostsOf(sizeIndex, i)).flat().filter((host) => !byHost.has(host)).length
+
+    // ---- P2: sequential annotation edits; latency until the API objects show the new path.
+    const picks = new Set<number>()
+    while (picks.size < Math.min(samples, N)) picks.add(Math.floor(Math.random() * N))
+    const picked = [...picks]
+    while (picked.length < samples) picked.push(Math.floor(Math.random() * N)) // S > N: repeats allowed
+    const kubeBeforeP2 = await kubeRequestsByMethod(op)
+    const simBeforeP2 = sim.requests.length
+    const firstHostMs: number[] = []
+    const bothHostsMs: number[] = []
+    let p2Timeouts = 0
+    for (const [k, i] of picked.entries()) {
+      const ids = hostsOf(sizeIndex, i).map((host) => byHost.get(host)?.[0])
+      if (ids.some((id) => id === undefined)) throw new Error(`no API endpoint for a host of app-${i}`)
+      const newPath = `/p2-${k}-${randomBytes(3).toString('hex')}`
+      const pathOf = (id: string) => (sim.get('endpoints', id) as {spec?: {http?: {path?: string}}} | undefined)?.spec?.http?.path
+      const t0 = performance.now()
+      await client.mergePatch(ingressRef(namespaceOf(i), `app-${i}`), {metadata: {annotations: {polycrate_endpoint_path: newPath}}})
+      let first: number | undefined
+      for (const deadline = t0 + 60_000; ;) {
+        const done = ids.map((id) => pathOf(id!) === newPath)
+        if (first === undefined && done.some(Boolean)) first = performance.now() - t0
+        if (done.every(Boolean)) {
+          bothHostsMs.push(performance.now() - t0)
+          firstHostMs.push(first!)
+          break
+        }
+        if (performance.now() > deadline) {
+          p2Timeouts++
+          progress(`P2(${N}): sample ${k} (app-${i}) timed out after 60 s`)
+          break
+        }
+        await sleep(10)
+      }
+    }
+    const kubeP2 = delta(await kubeRequestsByMethod(op), kubeBeforeP2)
+    const apiP2 = sim.requests.slice(simBeforeP2)
+    const sortedBoth = [...bothHostsMs].sort((a, b) => a - b)
+    const sortedFirst = [...firstHostMs].sort((a, b) => a - b)
+    progress(`P2(${N}): ${bothHostsMs.length}/${samples} samples; both hosts p50 ${round(percentile(sortedBoth, 50))} ms, p99 ${round(percentile(sortedBoth, 99))} ms, max ${round(sortedBoth.at(-1) ?? Number.NaN)} ms`)
+
+    return {
+      ingresses: N,
+      endpoints: 2 * N,
+      namespaces: K,
+      baseline: {what: `bare KubeClient creates ${2 * N} Endpoint CRs, concurrency ${concurrency} (after ${concurrency} untimed warm-up creates)`, ...baseline},
+      p1: {
+        ratioToBaseline: round(p1Ms / baseline.ms, 2),
+        ms: round(p1Ms),
+        msPerEndpoint: round(p1Ms / (2 * N), 2),
+        ingressCreatesDoneMs: round(createsDoneMs),
+        allEndpointCrsExistMs: crsCompleteMs === undefined ? null : round(crsCompleteMs),
+        allApiEndpointsExistMs: apiCompleteMs === undefined ? null : round(apiCompleteMs),
+        endpointsPerSecond: round((2 * N) / (p1Ms / 1000)),
+        kubeRequestsByMethod: kubeP1,
+        kubeRequestsTotal: sum(kubeP1),
+        kubeWritesPerEndpoint: round(notGet(kubeP1) / (2 * N), 2),
+        apiRequestsByMethod: apiP1ByMethod,
+        apiRequestsTotal: simP1.length,
+        apiCallsPerEndpoint: round(simP1.length / (2 * N), 2),
+        apiRequestsByMethodResourceStatus: countBy(simP1, (r) => `${r.method} ${r.resource} ${r.status}`),
+        cpuSeconds: cpuP1,
+        operatorCpuMsPerEndpoint: round((cpuP1.operator * 1000) / (2 * N), 2),
+        reconciles: reconcilesP1,
+        duplicateApiEndpoints: duplicates,
+        hostsWithoutApiEndpoint: lost,
+      },
+      memory: {
+        objectsCached: objects,
+        rssMiBBefore: MiB(memoryBefore.rss), rssMiBAfter: MiB(memoryAfter.rss),
+        heapAfterGcMiBBefore: MiB(memoryBefore.heapUsed), heapAfterGcMiBAfter: MiB(memoryAfter.heapUsed),
+        rssKiBPerObject: round((memoryAfter.rss - memoryBefore.rss) / 1024 / objects, 2),
+        heapKiBPerObject: round((memoryAfter.heapUsed - memoryBefore.heapUsed) / 1024 / objects, 2),
+      },
+      p2: {
+        measuredUntil: 'both hosts of the edited Ingress show the new spec.http.path in the simulator (polled every 10 ms); firstHost = the first of the two',
+        samples, completed: bothHostsMs.length, timeouts: p2Timeouts,
+        bothHostsMs: {p50: round(percentile(sortedBoth, 50)), p99: round(percentile(sortedBoth, 99)), max: round(sortedBoth.at(-1) ?? Number.NaN), min: round(sortedBoth[0] ?? Number.NaN)},
+        firstHostMs: {p50: round(percentile(sortedFirst, 50)), p99: round(percentile(sortedFirst, 99)), max: round(sortedFirst.at(-1) ?? Number.NaN)},
+        kubeRequestsByMethod: kubeP2,
+        apiRequestsByMethod: countBy(apiP2, (r) => r.method),
+        rawBothHostsMs: bothHostsMs.map((ms) => round(ms)),
+      },
     }
   }
-  const kubeP2 = delta(await kubeRequestsByMethod(op), kubeBeforeP2)
-  const apiP2 = sim.requests.slice(simBeforeP2)
-  const sortedBoth = [...bothHostsMs].sort((a, b) => a - b)
-  const sortedFirst = [...firstHostMs].sort((a, b) => a - b)
-  progress(`P2: ${bothHostsMs.length}/${samples} samples; both hosts p50 ${round(percentile(sortedBoth, 50))} ms, p99 ${round(percentile(sortedBoth, 99))} ms, max ${round(sortedBoth.at(-1) ?? Number.NaN)} ms`)
+  const runs: Array<Awaited<ReturnType<typeof runSize>>> = []
+  for (const [sizeIndex, N] of sizes.entries()) runs.push(await runSize(sizeIndex, N))
 
-  // ---- P3: idle.
+  // ---- P3: idle, after the last size.
   progress('P3: settling 10 s')
   await sleep(10_000)
   const kubeBeforeP3 = await kubeRequestsByMethod(op)
@@ -453,7 +533,7 @@ try {
   const apiWritesP3: RequestLogEntry[] = simP3.filter((r) => r.method !== 'GET' && r.resource !== 'agent/health')
   const apiGetsP3 = simP3.filter((r) => r.method === 'GET')
   const kubeWritesP3 = notGet(kubeP3)
-  const rssEnd = await rssMiB(op.pid)
+  const memoryEnd = await heapProbe(op)
   progress(`P3: kube ${formatCounts(kubeP3)}; API writes ${apiWritesP3.length}, API GETs ${apiGetsP3.length}`)
 
   // ---- Report.
@@ -461,42 +541,10 @@ try {
     benchmark: 'endpoints',
     timestamp: new Date().toISOString(),
     machine: {cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', totalMemMiB: Math.round(os.totalmem() / 1024 ** 2), node: process.version, platform: `${os.platform()} ${os.release()}`},
-    parameters: {ingresses: N, hostsPerIngress: 2, endpoints: 2 * N, concurrency, samples, idleMinutes, syncIntervalSeconds: 60, leaderElection: false, operatorLogLevel: 'warn'},
-    baseline: {
-      what: `bare KubeClient creates ${2 * N} Endpoint CRs, concurrency ${concurrency} (after ${concurrency} untimed warm-up creates)`,
-      ms: round(baselineMs), perSecond: round((2 * N) / (baselineMs / 1000)), namespaceCleanupMs: round(baselineCleanupMs),
-    },
+    parameters: {sizes, namespaces: K, hostsPerIngress: 2, concurrency, samples, idleMinutes, syncIntervalSeconds: 60, leaderElection: false, operatorLogLevel: 'warn'},
     operatorReadyMs: round(operatorReadyMs),
-    p1: {
-      ratioToBaseline: round(p1Ms / baselineMs, 2),
-      ms: round(p1Ms),
-      ingressCreatesDoneMs: round(createsDoneMs),
-      allEndpointCrsExistMs: crsCompleteMs === undefined ? null : round(crsCompleteMs),
-      allApiEndpointsExistMs: apiCompleteMs === undefined ? null : round(apiCompleteMs),
-      endpointsPerSecond: round((2 * N) / (p1Ms / 1000)),
-      rssMiBBefore: rssBeforeP1,
-      rssMiBAtEnd: rssAfterP1,
-      kubeRequestsByMethod: kubeP1,
-      kubeRequestsTotal: sum(kubeP1),
-      kubeWritesPerEndpoint: round(notGet(kubeP1) / (2 * N), 2),
-      apiRequestsByMethod: apiP1ByMethod,
-      apiRequestsTotal: simP1.length,
-      apiRequestsByMethodResourceStatus: apiP1ByResource,
-      cpuSeconds: cpuP1,
-      reconciles: reconcilesP1,
-      duplicateApiEndpoints: duplicates,
-      hostsWithoutApiEndpoint: lost,
-    },
-    p2: {
-      measuredUntil: 'both hosts of the edited Ingress show the new spec.http.path in the simulator (polled every 10 ms); firstHost = the first of the two',
-      samples: samples, completed: bothHostsMs.length, timeouts: p2Timeouts,
-      bothHostsMs: {p50: round(percentile(sortedBoth, 50)), p99: round(percentile(sortedBoth, 99)), max: round(sortedBoth.at(-1) ?? Number.NaN), min: round(sortedBoth[0] ?? Number.NaN)},
-      firstHostMs: {p50: round(percentile(sortedFirst, 50)), p99: round(percentile(sortedFirst, 99)), max: round(sortedFirst.at(-1) ?? Number.NaN)},
-      kubeRequestsByMethod: kubeP2,
-      apiRequestsByMethod: countBy(apiP2, (r) => r.method),
-      apiRequestsByMethodResource: countBy(apiP2, (r) => `${r.method} ${r.resource}`),
-      rawBothHostsMs: bothHostsMs.map((ms) => round(ms)),
-    },
+    runs,
+    linearity: runs.length > 1 ? {msPerEndpointRatio: round(runs.at(-1)!.p1.msPerEndpoint / runs[0]!.p1.msPerEndpoint, 2), p1RatioToBaselineRatio: round(runs.at(-1)!.p1.ratioToBaseline / runs[0]!.p1.ratioToBaseline, 2)} : null,
     p3: {
       windowMinutes: round(p3Minutes, 2),
       kubeWrites: kubeWritesP3,
@@ -505,37 +553,30 @@ try {
       kubeRequestsByMethod: kubeP3,
       kubeGetsPerMinute: round((kubeP3.GET ?? 0) / p3Minutes),
       apiGetsPerMinute: round(apiGetsP3.length / p3Minutes),
-      apiRequestsByMethodResource: countBy(simP3, (r) => `${r.method} ${r.resource}`),
-      rssMiBAtEnd: rssEnd,
+      rssMiBAtEnd: MiB(memoryEnd.rss),
+      heapAfterGcMiBAtEnd: MiB(memoryEnd.heapUsed),
     },
   }
 
-  const table = new Table({head: ['figure', 'value', 'note'], style: {head: [], border: []}})
-  table.push(
-    ['machine', `${result.machine.cpus} CPUs, node ${process.version}`, `N=${N} Ingresses × 2 hosts, concurrency ${concurrency}`],
-    ['B  baseline', `${round(baselineMs / 1000, 2)} s`, `${2 * N} bare Endpoint CR creates (${result.baseline.perSecond}/s)`],
-    ['P1 ratio to B', `${result.p1.ratioToBaseline}×`, 'operator: Ingresses → all CRs Synced + all API endpoints'],
-    ['P1 absolute', `${round(p1Ms / 1000, 2)} s`, `creates done ${round(createsDoneMs / 1000, 2)} s; all CRs exist ${crsCompleteMs === undefined ? '-' : round(crsCompleteMs / 1000, 2)} s; all API objects ${apiCompleteMs === undefined ? '-' : round(apiCompleteMs / 1000, 2)} s`],
-    ['P1 RSS', `${rssAfterP1} MiB`, `before P1 ${rssBeforeP1} MiB`],
-    ['P1 kube requests', String(sum(kubeP1)), formatCounts(kubeP1)],
-    ['P1 kube writes / endpoint', String(result.p1.kubeWritesPerEndpoint), 'POST + PATCH + PUT + DELETE of the operator ÷ 2N'],
-    ['P1 API requests', String(simP1.length), formatCounts(apiP1ByMethod)],
-    ['P1 CPU seconds', `operator ${cpuP1.operator}`, `apiserver ${cpuP1.apiserver}, etcd ${cpuP1.etcd}, bench ${cpuP1.bench} (of ${round((2 * p1Ms) / 1000, 1)} core-s)`],
-    ['P1 reconciles', Object.entries(reconcilesP1).filter(([c]) => c.startsWith('endpoint')).map(([c, v]) => `${c} ${v.count}`).join(', '),
-      Object.entries(reconcilesP1).filter(([c]) => c.startsWith('endpoint')).map(([c, v]) => `${c} busy ${v.seconds} s`).join(', ')],
-    ['P1 duplicates / lost', `${duplicates} / ${lost}`, 'API endpoints per host'],
-    ['P2 p50 (both hosts)', `${result.p2.bothHostsMs.p50} ms`, `first host ${result.p2.firstHostMs.p50} ms`],
-    ['P2 p99 (both hosts)', `${result.p2.bothHostsMs.p99} ms`, `first host ${result.p2.firstHostMs.p99} ms`],
-    ['P2 max (both hosts)', `${result.p2.bothHostsMs.max} ms`, `${bothHostsMs.length}/${samples} samples, ${p2Timeouts} timed out`],
-    ['P3 kube writes', String(kubeWritesP3), `${round(p3Minutes, 2)} min idle (expected 0)`],
-    ['P3 API writes', String(apiWritesP3.length), `excl. agent/health (expected 0)${apiWritesP3.length > 0 ? `: ${formatCounts(result.p3.apiWritesDetail)}` : ''}`],
-    ['P3 kube GETs / min', String(result.p3.kubeGetsPerMinute), 'informational'],
-    ['P3 API GETs / min', String(result.p3.apiGetsPerMinute), 'informational'],
-    ['RSS at end', `${rssEnd} MiB`, 'operator VmRSS'],
-  )
+  const table = new Table({head: ['figure', ...runs.map((run) => `N=${run.ingresses} (${run.endpoints} endpoints, ${K} ns)`)], style: {head: [], border: []}})
+  const row = (label: string, cell: (run: (typeof runs)[number]) => string) => table.push([label, ...runs.map(cell)])
+  row('B  baseline', (r) => `${round(r.baseline.ms / 1000, 2)} s (${r.baseline.perSecond}/s)`)
+  row('P1 ratio to B', (r) => `${r.p1.ratioToBaseline}×`)
+  row('P1 absolute', (r) => `${round(r.p1.ms / 1000, 2)} s (creates done ${round(r.p1.ingressCreatesDoneMs / 1000, 1)} s, CRs ${r.p1.allEndpointCrsExistMs === null ? '-' : round(r.p1.allEndpointCrsExistMs / 1000, 1)} s)`)
+  row('P1 ms / endpoint', (r) => String(r.p1.msPerEndpoint))
+  row('P1 kube writes / endpoint', (r) => `${r.p1.kubeWritesPerEndpoint} (${formatCounts(r.p1.kubeRequestsByMethod)})`)
+  row('P1 API calls / endpoint', (r) => `${r.p1.apiCallsPerEndpoint} (${formatCounts(r.p1.apiRequestsByMethod)})`)
+  row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
+  row('P1 CPU s apiserver / etcd', (r) => `${r.p1.cpuSeconds.apiserver} / ${r.p1.cpuSeconds.etcd}`)
+  row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
+  row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
+  row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)
+  row('P2 p50 / p99 (both hosts)', (r) => `${r.p2.bothHostsMs.p50} / ${r.p2.bothHostsMs.p99} ms (${r.p2.completed}/${r.p2.samples}, ${r.p2.timeouts} timed out)`)
   console.log(table.toString())
+  console.log(`operator ready after ${round(operatorReadyMs)} ms; P3 (${round(p3Minutes, 2)} min idle after the last size): kube writes ${kubeWritesP3}, API writes ${apiWritesP3.length} (expected 0 and 0); RSS ${result.p3.rssMiBAtEnd} MiB, heap after GC ${result.p3.heapAfterGcMiBAtEnd} MiB`)
+  if (result.linearity) console.log(`linearity: ms per endpoint at N=${sizes.at(-1)} ÷ at N=${sizes[0]} = ${result.linearity.msPerEndpointRatio}`)
   await mkdir(path.join(import.meta.dirname, 'results'), {recursive: true})
-  const file = path.join(import.meta.dirname, 'results', 'endpoints.json')
+  const file = path.join(import.meta.dirname, 'results', `endpoints-n${sizes.join('-')}-k${K}.json`)
   await writeFile(file, JSON.stringify(result, null, 2) + '\n')
   progress(`wrote ${path.relative(process.cwd(), file)}`)
 } catch (error) {
