@@ -9,6 +9,7 @@ import {
   installationStatus,
   invalidAppName,
   k8sAppProblemReasons,
+  namespacesOfClaim,
   parseMetaSecret,
   type K8sAppDiscoverySettings,
 } from '../../src/operator/discovery/k8sapps.js'
@@ -131,6 +132,24 @@ describe('K8sApp discovery: meta secrets (pure)', () => {
     assert.ok(invalidAppName('-web'))
     assert.ok(invalidAppName(''))
   })
+})
+
+describe('K8sApp discovery: which namespaces a change concerns (pure)', () => {
+  const all = caches({
+    ingress: [ingress('prod', 'claims-shop', {polycrate_k8sapp_name: 'shop'}), ingress('stage', 'claims-shop-too', {polycrate_k8sapp_name: 'shop'})],
+    pod: [],
+  })
+  const rows: Array<[string, KubeObject, string[]]> = [
+    ['an Ingress without an app claim concerns no namespace (its apps do not depend on it)', ingress('prod', 'plain', {}), []],
+    ['an Ingress claiming an app: its namespace and every other claiming that name', ingress('prod', 'x', {polycrate_k8sapp_name: 'shop'}), ['prod', 'stage']],
+    ['a pod without an app claim: its namespace (every pod counts for the artifacts of its apps)', pod('prod', 'p'), ['prod']],
+    ['a pod claiming an app', pod('dev', 'p', {app: 'solo'}), ['dev']],
+  ]
+  for (const [what, object, expected] of rows) {
+    it(what, () => {
+      assert.deepEqual(namespacesOfClaim(object, all, settings()).sort(), expected)
+    })
+  }
 })
 
 describe('K8sApp discovery: desired state of a namespace (pure)', () => {

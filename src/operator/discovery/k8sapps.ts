@@ -234,8 +234,12 @@ export const appNameOfSecret = (secretName: string) => secretName.slice(0, -META
 export function namespacesOfClaim(object: KubeObject, caches: SourceCaches, settings: K8sAppDiscoverySettings): string[] {
   const own = object.metadata?.namespace
   if (!own) return []
-  const name = object.kind === 'Pod' || (object as SlimPod).spec?.containers ? appNameOfPod(object) : routeAppName(object)
-  if (!name) return [own]
+  const isPod = object.kind === 'Pod' || Boolean((object as SlimPod).spec?.containers)
+  const name = isPod ? appNameOfPod(object) : routeAppName(object)
+  // Every pod counts for the apps of its namespace (artifacts); an Ingress or HTTPRoute only through its claim (an
+  // update that drops the annotation is mapped through the old object too), so 5,000 plain Ingresses of a namespace
+  // do not each recompute its apps.
+  if (!name) return isPod ? [own] : []
   const namespaces = new Set([own])
   for (const claim of claimsIn(caches, settings)) if (claim.name === name && claim.ref.namespace) namespaces.add(claim.ref.namespace)
   return [...namespaces]
