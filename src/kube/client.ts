@@ -102,9 +102,10 @@ export class KubeClient {
     this.server = (options.server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
     this.fieldManager = options.fieldManager
     const isHttps = this.server.startsWith('https:')
+    // Keep-alive: requests reuse connections. Each watch holds one for its lifetime, hence the generous limit.
     this.agent = isHttps
-      ? new https.Agent({keepAlive: true, maxSockets: 64})
-      : new http.Agent({keepAlive: true, maxSockets: 64})
+      ? new https.Agent({keepAlive: true, maxSockets: 256})
+      : new http.Agent({keepAlive: true, maxSockets: 256})
   }
 
   static from(loaded: LoadedKubeConfig, options: Omit<KubeClientOptions, 'server'> = {}): KubeClient {
@@ -200,6 +201,10 @@ export class KubeClient {
       timeout: options.timeoutMs ?? 30_000,
     }
     await this.kubeConfig.applyToHTTPSOptions(requestOptions)
+    // client-node puts a new Agent on every call (no keep-alive: a TCP and TLS handshake per request, which costs the
+    // apiserver more CPU than the request itself). Its TLS options stay on the request, so the pooled agent uses
+    // them; only a proxy needs the agent client-node made.
+    if (!this.kubeConfig.getCurrentCluster()?.proxyUrl) requestOptions.agent = this.agent
     const transport = url.protocol === 'https:' ? https : http
     const method = requestOptions.method!
     return new Promise((resolve, reject) => {

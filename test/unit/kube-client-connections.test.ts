@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import https from 'node:https'
+import type {AddressInfo} from 'node:net'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import yaml from 'js-yaml'
+import {KubeClient} from '../../src/kube/client.js'
+import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
+import {createCertificate} from '../../src/lib/x509.js'
+
+/**
+ * client-node's applyToHTTPSOptions puts a new https.Agent on every request; KubeClient must keep its pooled
+ * keep-alive agent (one TLS handshake, not one per request) and still verify the server with the kubeconfig's CA.
+ */
+describe('KubeClient connections', () => {
+  const serving = createCertificate({commonName: 'apiserver', ipAddresses: ['127.0.0.1']})
+  const stranger = createCertificate({commonName: 'someone else', ipAddresses: ['127.0.0.1']})
+  let server: https.Server
+  let url: string
+  let dir: string
+  let handshakes = 0
+  const authorizations: Array<string | undefined> = []
+
+  before(async () => {
+    server = https.createServer({cert: serving.cert, key: serving.key}, (request, response) => {
+      authorizations.push(request.headers.authorization)
+      response.setHeader('content-type', 'application/json')
+      response.end(JSON.stringify({kind: 'Namespace', metadata: {name: 'x'}}))
+    })
+    server.on('secureConnection', () => handshakes++)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+    dir = await mkdtemp(path.join(tmpdir(), 'kube-client-'))
+  })
+  after(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await rm(dir, {recursive: true, force: true})
+  })
+
+  async function clientTrusting(ca: string): Promise<KubeClient> {
+    const file = path.join(dir, `${Math.random().toString(16).slice(2)}.yaml`)
+    await writeFile(file, yaml.dump({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
+      clusters: [{name: 'test', cluster: {server: url, 'certificate-authority-data': Buffer.from(ca).toString('base64')}}],
+      users: [{name: 'user', user: {token: 'secret-token'}}],
+      contexts: [{name: 'test', context: {cluster: 'test', user: 'user'}}],
+    }))
+    return KubeClient.from(loadKubeConfig({kubeconfig: file}))
+  }
+
+  it('30 requests (20 one after another, 10 at once) reuse pooled connections: at most 10 TLS handshakes, not 30', async () => {
+    const client = await clientTrusting(serving.cert)
+    handshakes = 0
+    authorizations.length = 0
+    try {
+      for (let i = 0; i < 20; i++) await client.request({path: '/api/v1/namespaces/x'})
+      assert.equal(handshakes, 1, 'one after another: one connection')
+      await Promise.all(Array.from({length: 10}, () => client.request({path: '/api/v1/namespaces/x'})))
+      assert.ok(handshakes <= 10, `${handshakes} handshakes for 10 concurrent requests`)
+      assert.equal(authorizations.length, 30)
+      assert.ok(authorizations.every((value) => value === 'Bearer secret-token'), 'the kubeconfig user\'s token on every request')
+    } finally {
+      client.close()
+    }
+  })
+
+  it('the pooled agent still verifies the server against the kubeconfig\'s CA', async () => {
+    const client = await clientTrusting(stranger.cert)
+    try {
+      await assert.rejects(client.request({path: '/api/v1/namespaces/x'}), /certificate|self.signed|unable to verify/i)
+    } finally {
+      client.close()
+    }
+  })
+})
