@@ -146,14 +146,15 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-/** The pids of this run's kube-apiserver and etcd (their command lines name the control plane's directory). */
-async function controlPlanePids(dir: string): Promise<{apiserver?: number; etcd?: number}> {
-  const found: {apiserver?: number; etcd?: number} = {}
+/** The pids of this run's kube-apiserver, etcd and kube-controller-manager (their command lines name the control plane's directory). */
+async function controlPlanePids(dir: string): Promise<{apiserver?: number; etcd?: number; controllerManager?: number}> {
+  const found: {apiserver?: number; etcd?: number; controllerManager?: number} = {}
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     const args = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).split('\0')
     if (!args.some((arg) => arg.startsWith(dir))) continue
     if (args[0]?.endsWith('/kube-apiserver')) found.apiserver ??= Number(entry)
+    if (args[0]?.endsWith('/kube-controller-manager')) found.controllerManager ??= Number(entry)
     if (args[0]?.endsWith('/etcd')) found.etcd ??= Number(entry)
   }
   return found
@@ -256,7 +257,7 @@ const MiB = (bytes: number) => round(bytes / 1024 ** 2)
 // ---------------------------------------------------------------------------------------------------------------
 // the run
 
-type Cpu = {operator: number; apiserver: number; etcd: number; bench: number}
+type Cpu = {operator: number; apiserver: number; etcd: number; controllerManager: number; bench: number}
 
 progress(`sizes ${sizes.join(', ')} Ingresses (× 2 hosts) over ${K} namespace(s), concurrency ${concurrency}, P2 samples ${samples}, idle ${idleMinutes} min; starting the control plane`)
 const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
@@ -344,6 +345,8 @@ try {
     operator: await cpuSeconds(op.pid),
     apiserver: cpPids.apiserver ? await cpuSeconds(cpPids.apiserver) : Number.NaN,
     etcd: cpPids.etcd ? await cpuSeconds(cpPids.etcd) : Number.NaN,
+    // Its garbage collector follows every object with an owner reference (each Endpoint CR has one).
+    controllerManager: cpPids.controllerManager ? await cpuSeconds(cpPids.controllerManager) : Number.NaN,
     bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   })
 
@@ -567,7 +570,7 @@ try {
   row('P1 kube writes / endpoint', (r) => `${r.p1.kubeWritesPerEndpoint} (${formatCounts(r.p1.kubeRequestsByMethod)})`)
   row('P1 API calls / endpoint', (r) => `${r.p1.apiCallsPerEndpoint} (${formatCounts(r.p1.apiRequestsByMethod)})`)
   row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
-  row('P1 CPU s apiserver / etcd', (r) => `${r.p1.cpuSeconds.apiserver} / ${r.p1.cpuSeconds.etcd}`)
+  row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
   row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
   row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
   row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)

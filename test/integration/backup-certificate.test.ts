@@ -26,7 +26,7 @@ const cnpg = (plural: string, namespace?: string, name?: string): ResourceRef =>
 const certManager = (namespace?: string, name?: string): ResourceRef => ({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace, name})
 const polycrate = (plural: string, namespace?: string, name?: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural, namespace, name})
 
-type Synced = KubeObject & {spec: Record<string, unknown>; status?: {phase?: string; api_id?: string; sync_status?: string}}
+type Synced = KubeObject & {spec: Record<string, unknown>; status?: {phase?: string; api_id?: string; sync_status?: string; observed_generation?: number}}
 type ApiObject = Record<string, unknown> & {id: string; name: string; is_deleted?: boolean}
 const DAY = 24 * 60 * 60 * 1000
 
@@ -53,7 +53,9 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   const list = async (plural: string, namespace: string) => (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/${plural}`})).items
   const synced = (plural: string, namespace: string, name: string, check: (cr: Synced) => boolean = () => true) => eventually(async () => {
     const found = (await list(plural, namespace)).find((cr) => cr.metadata?.name === name)
-    return found && found.status?.phase === 'Synced' && found.status.api_id && check(found) ? found : undefined
+    // Synced for the spec it has now (an earlier sync of an older spec says Synced too).
+    const current = found?.status?.observed_generation === found?.metadata?.generation
+    return found && current && found.status?.phase === 'Synced' && found.status.api_id && check(found) ? found : undefined
   }, 30_000, `${plural} ${namespace}/${name} synced`)
   const apiObject = (resource: string, id: string) => sim.get(resource, id) as ApiObject | undefined
   const events = async (namespace: string) => (await client.request<{items: Array<{type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}>}>({path: `/api/v1/namespaces/${namespace}/events`})).items

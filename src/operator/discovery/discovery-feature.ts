@@ -197,21 +197,27 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
   /** A CR's cache key (`namespace/name`, as objectKey makes it). */
   const crKey = (object: {namespace?: string; name: string}) => (object.namespace ? `${object.namespace}/${object.name}` : object.name)
 
+  // The CRs of this discovery are those with its labels. They are picked out here rather than with a label selector,
+  // so the informer is the one the kind's API sync watches too: one cache and one watch of each CR, not two.
+  const ours = (object: TargetObject) => Object.entries(targetLabels).every(([key, value]) => object.metadata.labels?.[key] === value)
+  const groupIndex = `${GROUP_INDEX}:${declaration.name}`
   const targetKeys = (object: TargetObject) => {
+    if (!ours(object)) return []
     // Our own applies come back as events: no new pass for them.
     const memo = applied.get(objectKey(object))
     return memo && !object.metadata.deletionTimestamp && upToDate(toCurrent(object), memo.wanted) ? [] : [declaration.targetGroup(object)]
   }
   const targets = builder.watches<TargetObject>(
-    {resource: targetResource, kind: declaration.target.kind, labelSelector: Object.entries(targetLabels).map(([key, value]) => `${key}=${value}`).join(',')},
+    {resource: targetResource, kind: declaration.target.kind},
     targetKeys,
     {
       onUpdate: specMetadataOrDeletionChanged,
-      indexes: {[GROUP_INDEX]: ((object: TargetObject) => [declaration.targetGroup(object)]) as IndexFunction<TargetObject>},
+      indexes: {[groupIndex]: ((object: TargetObject) => (ours(object) ? [declaration.targetGroup(object)] : [])) as IndexFunction<TargetObject>},
       // A CR taken over by another group: the group it left looks again (e.g. to release its source).
       updateKeys: (old, object) => {
-        const before = declaration.targetGroup(old)
-        return before === declaration.targetGroup(object) ? targetKeys(object) : [...targetKeys(object), before]
+        const before = ours(old) ? declaration.targetGroup(old) : undefined
+        const keys = targetKeys(object)
+        return before === undefined || keys.includes(before) || (ours(object) && before === declaration.targetGroup(object)) ? keys : [...keys, before]
       },
     },
   )
@@ -279,7 +285,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
     await reportProblems(running.recorder, desired, reported, sourceObject)
     const wanted = new Set(desired.objects.map(crKey))
     const current: CurrentObject[] = []
-    for (const object of targets.cache.byIndex(GROUP_INDEX, group)) {
+    for (const object of targets.cache.byIndex(groupIndex, group)) {
       const takenOver = !wanted.has(objectKey(object)) && !object.metadata.deletionTimestamp
         ? declaration.claimedElsewhere?.(object, caches, settings.own)
         : undefined
@@ -307,7 +313,10 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       targetResource,
       sourceResource,
       onApplied: (object, before) => applied.set(crKey(object), {json: JSON.stringify(object), wanted: object, before}),
-      currentVersion: (object) => targets.cache.get(crKey(object))?.metadata.resourceVersion,
+      currentVersion: (object) => {
+        const cached = targets.cache.get(crKey(object))
+        return cached && ours(cached) ? cached.metadata.resourceVersion : undefined
+      },
       logger,
     })
     for (const failure of failures) {
@@ -340,6 +349,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
     })),
     targets.addHandler({
       onDelete: (object) => {
+        if (!ours(object)) return
         applied.delete(objectKey(object))
         running.enqueue(declaration.targetGroup(object))
       },

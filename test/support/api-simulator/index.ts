@@ -370,7 +370,7 @@ export class ApiSimulator {
     const candidate = this.build(resource, object)
     const target = modelFor(resource)
     if (target) {
-      const clash = findConflict(target, candidate, this.liveObjects(resource))
+      const clash = findConflict(target, candidate, this.live(resource))
       if (clash) throw new Error(`insert ${resource}: ${clash.rule.code} (conflicts with ${clash.existing.id})`)
     }
     const stored = this.commit(resource, candidate)
@@ -385,7 +385,7 @@ export class ApiSimulator {
     const candidate: StoredObject = {...existing, ...patch, id, created_at: existing.created_at, updated_at: this.isoNow()}
     const target = modelFor(resource)
     if (target) {
-      const clash = findConflict(target, candidate, this.liveObjects(resource))
+      const clash = findConflict(target, candidate, this.live(resource))
       if (clash) throw new Error(`update ${resource}: ${clash.rule.code} (conflicts with ${clash.existing.id})`)
     }
     this.store.save(resource, candidate)
@@ -418,6 +418,11 @@ export class ApiSimulator {
 
   private liveObjects(resource: string): StoredObject[] {
     return this.store.all(resource).filter((object) => object.is_deleted !== true)
+  }
+
+  /** The live objects of a collection, one by one (unique checks: no copy of the whole collection per create). */
+  private *live(resource: string): Generator<StoredObject> {
+    for (const object of this.store.values(resource)) if (object.is_deleted !== true) yield object
   }
 
   /** A new object as it would be stored: id, timestamps, the model's defaults, workspace/organization derived. No side effects. */
@@ -938,7 +943,7 @@ export class ApiSimulator {
   }
 
   private conflictReply(target: ResourceModel, candidate: JsonObject): Reply | undefined {
-    const clash = findConflict(target, candidate, this.liveObjects(target.resource))
+    const clash = findConflict(target, candidate, this.live(target.resource))
     if (!clash) return undefined
     return conflict(clash.rule.code, `${target.label} with this ${clash.rule.fields.join(', ')} already exists (${clash.existing.id}).`)
   }

@@ -410,14 +410,22 @@ export function validateFields(target: ResourceModel, candidate: JsonObject, onl
 export function findConflict(
   target: ResourceModel,
   candidate: JsonObject,
-  others: readonly JsonObject[],
+  others: Iterable<JsonObject>,
 ): {rule: UniqueRule; existing: JsonObject} | undefined {
-  for (const rule of target.unique) {
-    const values = rule.fields.map((field) => candidate[field])
-    if (values.some((value) => value === undefined || value === null)) continue
-    const existing = others.find(
-      (other) => other.id !== candidate.id && rule.fields.every((field, index) => other[field] === values[index]),
-    )
+  const rules = target.unique
+    .map((rule) => ({rule, values: rule.fields.map((field) => candidate[field])}))
+    .filter(({values}) => values.every((value) => value !== undefined && value !== null))
+  if (rules.length === 0) return undefined
+  // One pass over the others (an iterator over the store, not a copy: thousands of creates each check them all).
+  const found = new Map<UniqueRule, JsonObject>()
+  for (const other of others) {
+    if (other.id === candidate.id) continue
+    for (const {rule, values} of rules) {
+      if (!found.has(rule) && rule.fields.every((field, index) => other[field] === values[index])) found.set(rule, other)
+    }
+  }
+  for (const {rule} of rules) {
+    const existing = found.get(rule)
     if (existing) return {rule, existing}
   }
   return undefined

@@ -23,6 +23,11 @@ export class Store {
     return [...this.collection(resource).values()]
   }
 
+  /** The objects of a collection without copying them into an array. */
+  values(resource: string): IterableIterator<StoredObject> {
+    return this.collection(resource).values()
+  }
+
   find(resource: string, id: string): StoredObject | undefined {
     return this.collection(resource).get(id)
   }
