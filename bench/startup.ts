@@ -52,7 +52,10 @@ try {
   }
   const env = {...process.env, NODE_OPTIONS: ''}
   const samples: Record<string, number[]> = {'node -e 0': []}
-  for (const name of Object.keys(commands)) samples[name] = [], samples[`${name} (oclif)`] = []
+  for (const name of Object.keys(commands)) {
+    samples[name] = []
+    samples[`${name} (oclif)`] = []
+  }
   for (let round = 0; round < runs; round++) {
     samples['node -e 0']!.push(cpu(['-e', '0'], env).seconds)
     for (const [name, command] of Object.entries(commands)) {
