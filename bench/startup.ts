@@ -1,14 +1,17 @@
 /**
  * Start-up cost of the short-lived commands, as the installed CLI runs them (`node bin/run.js …`, after `npm run
  * build`): CPU time (user + sys, from /usr/bin/time) of each command against `node -e 0` measured in the same loop,
- * rounds interleaved so that load from elsewhere hits every command alike. Each command runs twice per round: on the
- * fast path and with POLYCRATE_NO_FAST_PATH=1 (through oclif). Not a pass/fail test: it prints the ratios and writes
- * bench/results/startup.json.
+ * rounds interleaved so that load from elsewhere hits every command alike. Each command runs three times per round: on
+ * the fast path with its V8 code cache (written by a warm-up run, as after the first run of an installed CLI), on the
+ * fast path without one (a first run), and with POLYCRATE_NO_FAST_PATH=1 (through oclif). Not a pass/fail test: it
+ * prints the ratios and writes bench/results/startup.json.
  *
  *   npm run build && npm run bench:startup [-- --runs 10]
  */
 import {spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
 import {mkdir, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {KubeClient} from '../src/kube/client.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
@@ -30,6 +33,7 @@ function cpu(args: string[], env: NodeJS.ProcessEnv): {seconds: number; status: 
   return {seconds: Number(match[1]) + Number(match[2]), status}
 }
 
+const cacheHome = mkdtempSync(path.join(tmpdir(), 'bench-startup-cache-'))
 const controlPlane = await startControlPlane({controllerManager: false})
 const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}))
 // In another process: spawnSync blocks this one's event loop.
@@ -50,20 +54,29 @@ try {
     'health (cannot reach)': {args: ['operator', 'health', '--url', unreachable], status: 2},
     'explain': {args: ['operator', 'explain', 'ingress/web', '-n', namespace, '--kubeconfig', controlPlane.kubeconfigPath], status: 0},
   }
-  const env = {...process.env, NODE_OPTIONS: ''}
+  const env = {...process.env, NODE_OPTIONS: '', XDG_CACHE_HOME: cacheHome}
   const samples: Record<string, number[]> = {'node -e 0': []}
-  for (const name of Object.keys(commands)) {
+  for (const [name, command] of Object.entries(commands)) {
     samples[name] = []
+    samples[`${name} (first run, no code cache)`] = []
     samples[`${name} (oclif)`] = []
+    cpu([bin, ...command.args], env) // warm-up: writes the code cache
   }
   for (let round = 0; round < runs; round++) {
     samples['node -e 0']!.push(cpu(['-e', '0'], env).seconds)
     for (const [name, command] of Object.entries(commands)) {
-      for (const [label, extra] of [[name, {}], [`${name} (oclif)`, {POLYCRATE_NO_FAST_PATH: '1'}]] as const) {
-        const {seconds, status} = cpu([bin, ...command.args], {...env, ...extra})
+      const empty = mkdtempSync(path.join(tmpdir(), 'bench-cache-'))
+      const variants: Array<[string, NodeJS.ProcessEnv]> = [
+        [name, env],
+        [`${name} (first run, no code cache)`, {...env, XDG_CACHE_HOME: empty}],
+        [`${name} (oclif)`, {...env, POLYCRATE_NO_FAST_PATH: '1'}],
+      ]
+      for (const [label, variantEnv] of variants) {
+        const {seconds, status} = cpu([bin, ...command.args], variantEnv)
         if (status !== command.status) throw new Error(`${label} exited ${status}, expected ${command.status}`)
         samples[label]!.push(seconds)
       }
+      rmSync(empty, {recursive: true, force: true})
     }
   }
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
@@ -80,4 +93,5 @@ try {
   client.close()
   probes.kill()
   await controlPlane.stop()
+  rmSync(cacheHome, {recursive: true, force: true})
 }

@@ -1,8 +1,16 @@
 #!/usr/bin/env node
-// The fast path runs `operator crds|health|explain` without loading oclif (src/cli/fast-path.ts); anything it does
-// not take (help, an error in the arguments, another command, POLYCRATE_NO_FAST_PATH=1) goes to oclif.
-const {runFastPath} = await import('../dist/fast-path/fast-path.js')
-if (!(await runFastPath(process.argv.slice(2)))) {
+// `operator crds|health|explain` try the fast path first: src/cli/fast-path.ts, bundled into one CommonJS file and
+// loaded with a V8 code cache, without oclif. What it does not take (help, an error in the arguments,
+// POLYCRATE_NO_FAST_PATH=1, …) and every other command go to oclif.
+const [topic, command] = process.argv.slice(2)
+let handled = false
+if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !process.env.POLYCRATE_NO_FAST_PATH) {
+  const {loadWithCodeCache} = await import('../dist/lib/code-cache.js')
+  const fastPath = loadWithCodeCache(new URL('../dist/fast-path.cjs', import.meta.url), command)
+  handled = await fastPath.exports.runFastPath(process.argv.slice(2))
+  if (handled) fastPath.saveCache()
+}
+if (!handled) {
   const {execute} = await import('@oclif/core/execute')
   await execute({dir: import.meta.url})
 }

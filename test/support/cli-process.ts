@@ -19,10 +19,14 @@ export interface CliRun {
 }
 
 export function assertBuilt(): void {
-  if (!existsSync(path.join(root, 'dist/fast-path/fast-path.js'))) {
-    throw new Error('dist/fast-path/ is missing: run `npm run build` before these tests (they run the CLI as installed)')
+  if (!existsSync(path.join(root, 'dist/fast-path.cjs'))) {
+    throw new Error('dist/fast-path.cjs is missing: run `npm run build` before these tests (they run the CLI as installed)')
   }
 }
+
+/** The fast path's V8 code caches of this test process (not the user's ~/.cache). */
+const cacheHome = mkdtempSync(path.join(tmpdir(), 'cli-cache-'))
+process.on('exit', () => rmSync(cacheHome, {recursive: true, force: true}))
 
 export async function runCli(args: string[], options: {fastPath: boolean; env?: NodeJS.ProcessEnv; cwd?: string}): Promise<CliRun> {
   const traceDir = mkdtempSync(path.join(tmpdir(), 'cli-trace-'))
@@ -30,6 +34,7 @@ export async function runCli(args: string[], options: {fastPath: boolean; env?: 
   try {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      XDG_CACHE_HOME: cacheHome,
       ...options.env,
       NODE_OPTIONS: `--import ${path.join(root, 'test/support/module-trace.mjs')}`,
       MODULE_TRACE_FILE: trace,
