@@ -2,6 +2,8 @@
 // `operator crds|health|explain` try the fast path first: src/cli/fast-path.ts, bundled into one CommonJS file and
 // loaded with a V8 code cache, without oclif. What it does not take (help, an error in the arguments,
 // POLYCRATE_NO_FAST_PATH=1, …) and every other command go to oclif.
+import {URL} from 'node:url'
+
 const [topic, command] = process.argv.slice(2)
 let handled = false
 if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !process.env.POLYCRATE_NO_FAST_PATH) {
