@@ -69,10 +69,10 @@ function output(json: boolean): CommandOutput {
 }
 
 /** oclif's error print: ` ›   Error: <message>`, wrapped at its width (no colour when stderr is not a terminal). */
-export function formatError(message: string, columns: number): string {
+function formatError(text: string, columns: number): string {
   const width = columns - 6
   const lines: string[] = []
-  for (const paragraph of `Error: ${message}`.split('\n')) {
+  for (const paragraph of text.split('\n')) {
     let line = ''
     for (const word of paragraph.split(' ')) {
       if (line !== '' && line.length + word.length > width) {
@@ -87,20 +87,28 @@ export function formatError(message: string, columns: number): string {
   return lines.map((line) => ` ${bang}   ${line}`).join('\n')
 }
 
-/** Prints the outcome or failure as the oclif command would and sets the exit code. */
+/** Prints the outcome or failure as the oclif command (JsonAwareCommand) would and sets the exit code. */
 async function finish(json: boolean, run: (out: CommandOutput) => Promise<CommandOutcome<unknown>>): Promise<void> {
   try {
     const {value, exit} = await run(output(json))
     if (json && value) console.log(JSON.stringify(value, null, 2))
     process.exitCode = exit
   } catch (error) {
-    if (!(error instanceof CommandFailure)) throw error
-    if (json) console.log(JSON.stringify({error: {name: 'Error', message: error.message, oclif: {exit: error.exit}}}, null, 2))
-    else {
+    // A CommandFailure is the command's `this.error(message, {exit})`; anything else oclif prints as it is, exit 1.
+    const failure = error instanceof CommandFailure ? error : undefined
+    const name = failure ? 'Error' : error instanceof Error ? error.name : 'Error'
+    const message = error instanceof Error ? error.message : String(error)
+    const code = (error as {code?: unknown} | undefined)?.code
+    const exit = failure?.exit ?? 1
+    if (json) {
+      console.log(JSON.stringify({
+        error: {name, message, ...(typeof code === 'string' ? {code} : {}), ...(failure ? {oclif: {exit}} : {})},
+      }, null, 2))
+    } else {
       const columns = Number.parseInt(process.env.OCLIF_COLUMNS ?? '', 10) || (process.stderr.isTTY ? process.stderr.columns : 80)
-      console.error(formatError(error.message, columns))
+      console.error(formatError(`${name}: ${message}${typeof code === 'string' ? `\nCode: ${code}` : ''}`, columns))
     }
-    process.exitCode = error.exit
+    process.exitCode = exit
   }
 }
 
@@ -135,9 +143,6 @@ export async function runFastPath(argv: string[], env: NodeJS.ProcessEnv = proce
       const [{KubeClient}, {loadLightKubeConfig}, {z}] = await Promise.all([
         import('../kube/client.js'), import('../kube/light-kubeconfig.js'), import('zod'),
       ])
-      // One OperatorConfig is validated once: compiling zod's generated parsers (new Function) costs more than
-      // it saves (≈3 ms of CPU). The result is the same.
-      z.config({jitless: true})
       // Load first, to fall through before printing anything; a load error is the command's (after the target's).
       let loaded: ReturnType<typeof loadLightKubeConfig> | undefined
       let loadError: unknown
@@ -147,6 +152,9 @@ export async function runFastPath(argv: string[], env: NodeJS.ProcessEnv = proce
       } catch (error) {
         loadError = error
       }
+      // One OperatorConfig is validated once: compiling zod's generated parsers (new Function) costs more than
+      // it saves (≈3 ms of CPU). The result is the same.
+      z.config({jitless: true})
       await finish(parsed.json, (out) => runExplain(parsed.positionals[0]!, flags, out, () => {
         if (!loaded || 'unsupported' in loaded) throw loadError
         return {client: KubeClient.from(loaded), namespace: loaded.namespace}

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {mkdtemp, readdir, readFile, rm} from 'node:fs/promises'
+import {mkdtemp, readdir, readFile, rm, writeFile} from 'node:fs/promises'
 import {createServer, type Server} from 'node:http'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -62,6 +62,20 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
         for (const name of files) {
           assert.equal(await readFile(path.join(dirOf(fast), name), 'utf8'), await readFile(path.join(dirOf(oclif), name), 'utf8'), name)
         }
+      } finally {
+        await rm(base, {recursive: true, force: true})
+      }
+    })
+
+    it('an error that is no CommandFailure (a file where --output-dir should be): exit 1, the same message and JSON', async () => {
+      const base = await mkdtemp(path.join(tmpdir(), 'fast-crds-'))
+      try {
+        await writeFile(path.join(base, 'file'), '')
+        const target = path.join(base, 'file', 'crds')
+        const {stderr} = await both(['operator', 'crds', '--output-dir', target], {fast: true, status: 1})
+        assert.match(words(stderr), /ENOTDIR/)
+        const json = await both(['operator', 'crds', '--output-dir', target, '--json'], {fast: true, status: 1})
+        assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'ENOTDIR')
       } finally {
         await rm(base, {recursive: true, force: true})
       }
