@@ -1,8 +1,7 @@
 /**
  * A small Kubernetes REST client: kubeconfig auth from @kubernetes/client-node (or, on the CLI's fast path, from
- * light-kubeconfig.ts), requests over one shared
- * keep-alive agent per client (client-node 1.x makes a new agent per request and leaks sockets), JSON in and
- * out, and typed errors. The list/watch machinery of the operator builds on `stream()`.
+ * light-kubeconfig.ts), requests over one shared keep-alive agent per client (client-node 1.x makes a new agent per
+ * request and leaks sockets), JSON in and out, and typed errors. The list/watch machinery of the operator builds on `stream()`.
  */
 import http from 'node:http'
 import https from 'node:https'
