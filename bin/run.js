@@ -1,4 +1,18 @@
 #!/usr/bin/env node
-import {execute} from '@oclif/core/execute'
+// `operator crds|health|explain` try the fast path first: src/cli/fast-path.ts, bundled into one CommonJS file and
+// loaded with a V8 code cache, without oclif. What it does not take (help, an error in the arguments,
+// POLYCRATE_NO_FAST_PATH=1, …) and every other command go to oclif.
+import {URL} from 'node:url'
 
-await execute({dir: import.meta.url})
+const [topic, command] = process.argv.slice(2)
+let handled = false
+if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !process.env.POLYCRATE_NO_FAST_PATH) {
+  const {loadWithCodeCache} = await import('../dist/lib/code-cache.js')
+  const fastPath = loadWithCodeCache(new URL('../dist/fast-path.cjs', import.meta.url), command)
+  handled = await fastPath.exports.runFastPath(process.argv.slice(2))
+  if (handled) fastPath.saveCache()
+}
+if (!handled) {
+  const {execute} = await import('@oclif/core/execute')
+  await execute({dir: import.meta.url})
+}

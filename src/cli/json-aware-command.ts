@@ -1,11 +1,35 @@
 import {Command} from '@oclif/core/command'
 import {ExitError} from '@oclif/core/errors'
 import type {CommandError, OclifError} from '@oclif/core/interfaces'
+import {CommandFailure, type CommandOutcome, type CommandOutput} from './command-outcome.js'
 
 // Subpath imports (here and in the commands): '@oclif/core' itself loads all of oclif, semver included (start-up cost).
 
 /** A command whose `--json` errors keep their exit code and never echo the command line (tokens!). */
 export abstract class JsonAwareCommand extends Command {
+  /**
+   * Runs a command's shared run function (the same one the fast path calls): its output goes through `this.log`,
+   * a CommandFailure becomes `this.error`, a non-zero exit prints the value with --json and exits with it.
+   */
+  protected async runShared<T>(run: (out: CommandOutput) => Promise<CommandOutcome<T>>): Promise<T> {
+    let outcome: CommandOutcome<T>
+    try {
+      outcome = await run({
+        json: this.jsonEnabled(),
+        log: (line) => this.log(line),
+        write: (text) => process.stdout.write(text),
+      })
+    } catch (error) {
+      if (error instanceof CommandFailure) this.error(error.message, {exit: error.exit})
+      throw error
+    }
+    if (outcome.exit !== 0) {
+      if (this.jsonEnabled()) this.logJson(outcome.value)
+      this.exit(outcome.exit)
+    }
+    return outcome.value
+  }
+
   /**
    * With --json, oclif prints an error as {"error": …} and then exits 1 whatever the error's code; keep the code
    * (2 for missing flags). Without --json, oclif's own handling.

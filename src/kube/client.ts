@@ -1,13 +1,11 @@
 /**
- * A small Kubernetes REST client: kubeconfig auth from @kubernetes/client-node, requests over one shared
- * keep-alive agent per client (client-node 1.x makes a new agent per request and leaks sockets), JSON in and
- * out, and typed errors. The list/watch machinery of the operator builds on `stream()`.
+ * A small Kubernetes REST client: kubeconfig auth from @kubernetes/client-node (or, on the CLI's fast path, from
+ * light-kubeconfig.ts), requests over one shared keep-alive agent per client (client-node 1.x makes a new agent per
+ * request and leaks sockets), JSON in and out, and typed errors. The list/watch machinery of the operator builds on `stream()`.
  */
 import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
-import type {KubeConfig} from '@kubernetes/client-node'
-import type {LoadedKubeConfig} from './kubeconfig.js'
 
 export interface KubeObject {
   apiVersion?: string
@@ -81,6 +79,15 @@ export interface RequestOptions {
 }
 
 
+/**
+ * Where a client's TLS options and credentials come from: client-node's KubeConfig (kubeconfig.ts) or, on the CLI's
+ * fast path, the LightKubeConfig of light-kubeconfig.ts.
+ */
+export interface KubeAuth {
+  applyToHTTPSOptions(options: https.RequestOptions): Promise<void>
+  getCurrentCluster(): {server: string} | null
+}
+
 export interface KubeClientOptions {
   /** Server URL instead of the kubeconfig's (e.g. a second apiserver in tests). */
   server?: string
@@ -96,7 +103,7 @@ export class KubeClient {
   private readonly agent: http.Agent
 
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeAuth,
     options: KubeClientOptions = {},
   ) {
     this.server = (options.server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
@@ -108,7 +115,7 @@ export class KubeClient {
       : new http.Agent({keepAlive: true, maxSockets: 256})
   }
 
-  static from(loaded: LoadedKubeConfig, options: Omit<KubeClientOptions, 'server'> = {}): KubeClient {
+  static from(loaded: {kubeConfig: KubeAuth; server: string}, options: Omit<KubeClientOptions, 'server'> = {}): KubeClient {
     return new KubeClient(loaded.kubeConfig, {...options, server: loaded.server})
   }
 

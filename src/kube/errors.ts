@@ -1,5 +1,5 @@
 import {KubeApiError, KubeConnectionError} from './client.js'
-import {KubeConfigError} from './kubeconfig.js'
+import {KubeConfigError} from './light-kubeconfig.js'
 
 /**
  * One line a person can act on, for any error talking to a cluster. `what` names the action

@@ -2,22 +2,10 @@ import {existsSync} from 'node:fs'
 import {homedir} from 'node:os'
 import path from 'node:path'
 import {KubeConfig} from '@kubernetes/client-node'
+import {KubeConfigError, SERVICE_ACCOUNT_DIR, type KubeConfigOptions} from './light-kubeconfig.js'
 
-/** A kubeconfig problem the user can fix; the message says how. */
-export class KubeConfigError extends Error {
-  override name = 'KubeConfigError'
-}
-
-export interface KubeConfigOptions {
-  /** `--kubeconfig`: wins over everything. */
-  kubeconfig?: string
-  /** `--context`: a context of the kubeconfig. */
-  context?: string
-  env?: NodeJS.ProcessEnv
-  home?: string
-  /** Prefix of the in-cluster service-account mount (tests point it elsewhere). */
-  rootPrefix?: string
-}
+// Declared beside the client-node-free reader of the CLI's fast path, which throws the same errors.
+export {KubeConfigError, type KubeConfigOptions}
 
 export interface LoadedKubeConfig {
   kubeConfig: KubeConfig
@@ -25,8 +13,6 @@ export interface LoadedKubeConfig {
   source: string
   server: string
 }
-
-const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 
 /**
  * Loads the kubeconfig the way the operator documents it: `--kubeconfig`; inside a pod with no flag, the

@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
-import * as Flags from '@oclif/core/flags'
-import {JsonAwareCommand} from '../../cli/json-aware-command.js'
-import {kubeFlags} from '../../cli/kube-flags.js'
+import {explainFlags, explainTargetDescription, runExplain} from '../../cli/explain-command.js'
 import type {ExplainReport} from '../../cli/explain-view.js'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
+import {oclifFlags} from '../../cli/oclif-flags.js'
 
 export default class Explain extends JsonAwareCommand {
   static override summary = 'Explain which Endpoint CRs an Ingress or HTTPRoute gives, host by host, and why.'
@@ -22,40 +22,19 @@ export default class Explain extends JsonAwareCommand {
   static override enableJsonFlag = true
 
   static override args = {
-    target: Args.string({description: 'ingress/<name> or httproute/<name>', required: true}),
+    target: Args.string({description: explainTargetDescription, required: true}),
   }
 
-  static override flags = {
-    ...kubeFlags,
-    namespace: Flags.string({char: 'n', summary: 'Namespace of the object (default: the kubeconfig context\'s, else "default").'}),
-    'operator-namespace': Flags.string({
-      summary: 'Namespace of the OperatorConfig "default" (default: $POD_NAMESPACE, else polycrate).',
-      default: process.env.POD_NAMESPACE || 'polycrate',
-    }),
-  }
+  static override flags = oclifFlags(explainFlags)
 
   async run(): Promise<ExplainReport> {
     const {args, flags} = await this.parse(Explain)
-    // Loaded here, not at the top: `--help` and argument errors need none of it.
-    const {ExplainError, explainLive, parseExplainTarget, renderExplanation} = await import('../../cli/explain-view.js')
-    const target = parseExplainTarget(args.target)
-    if (!target) return this.error(`"${args.target}" is not ingress/<name> or httproute/<name>.`, {exit: 2})
-    const [{KubeClient}, {loadKubeConfig}, {describeKubeError}] = await Promise.all([
-      import('../../kube/client.js'), import('../../kube/kubeconfig.js'), import('../../kube/errors.js'),
-    ])
-    let client: InstanceType<typeof KubeClient> | undefined
-    try {
+    return this.runShared((out) => runExplain(args.target, flags, out, async () => {
+      // Loaded here, not at the top: `--help` and argument errors need none of it.
+      const [{KubeClient}, {loadKubeConfig}] = await Promise.all([import('../../kube/client.js'), import('../../kube/kubeconfig.js')])
       const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
-      const namespace = flags.namespace ?? loaded.kubeConfig.getContextObject(loaded.kubeConfig.getCurrentContext())?.namespace ?? 'default'
-      client = KubeClient.from(loaded)
-      const report = await explainLive(client, {...target, namespace}, flags['operator-namespace'])
-      if (!this.jsonEnabled()) this.log(renderExplanation(report))
-      return report
-    } catch (error) {
-      if (error instanceof ExplainError) return this.error(error.message, {exit: 1})
-      return this.error(describeKubeError(error, `explain ${args.target}`), {exit: 1})
-    } finally {
-      client?.close()
-    }
+      const namespace = loaded.kubeConfig.getContextObject(loaded.kubeConfig.getCurrentContext())?.namespace
+      return {client: KubeClient.from(loaded), namespace}
+    }))
   }
 }

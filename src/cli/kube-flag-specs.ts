@@ -1,0 +1,11 @@
+import type {FlagSpecs} from './flag-spec.js'
+
+/** The flags every command that talks to a cluster shares (oclif's in kube-flags.ts). */
+export const kubeFlagSpecs = {
+  kubeconfig: {
+    type: 'string',
+    path: 'file',
+    summary: 'Path to the kubeconfig (default: in-cluster service account, then $KUBECONFIG, then ~/.kube/config).',
+  },
+  context: {type: 'string', summary: 'Kubeconfig context to use (default: its current context).'},
+} as const satisfies FlagSpecs

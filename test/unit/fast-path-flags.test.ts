@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict'
+import {crdsFlags} from '../../src/cli/crds-command.js'
+import {explainFlags} from '../../src/cli/explain-command.js'
+import {parseFlags} from '../../src/cli/fast-path.js'
+import type {FlagSpecs} from '../../src/cli/flag-spec.js'
+import {healthFlags} from '../../src/cli/health-command.js'
+import {oclifFlags} from '../../src/cli/oclif-flags.js'
+
+describe('the fast path\'s flag parser (parseFlags): oclif\'s values, or undefined for anything oclif should see', () => {
+  const cases: Array<{specs: FlagSpecs; argv: string[]; flags?: Record<string, unknown>; positionals?: string[]; json?: boolean}> = [
+    {specs: healthFlags, argv: [], flags: {url: 'http://127.0.0.1:8081', timeout: 5}},
+    {specs: healthFlags, argv: ['--url', 'http://x:1', '--timeout', '3', '--json'], flags: {url: 'http://x:1', timeout: 3}, json: true},
+    {specs: healthFlags, argv: ['--url=http://x:1', '--timeout=12'], flags: {url: 'http://x:1', timeout: 12}},
+    {specs: healthFlags, argv: ['--timeout', '0']}, // below min
+    {specs: healthFlags, argv: ['--timeout', '1.5']},
+    {specs: healthFlags, argv: ['--timeout', 'soon']},
+    {specs: healthFlags, argv: ['--url=']}, // empty value
+    {specs: healthFlags, argv: ['--url', 'a', '--url', 'b']}, // repeated, not multiple
+    {specs: healthFlags, argv: ['--url']}, // no value
+    {specs: healthFlags, argv: ['--json', '--json']},
+    {specs: crdsFlags, argv: ['--list'], flags: {kind: undefined, list: true, 'output-dir': undefined}},
+    {specs: crdsFlags, argv: ['-k', 'ep', '--kind', 'oc', '--kind=Host'], flags: {kind: ['ep', 'oc', 'Host'], list: false, 'output-dir': undefined}},
+    {specs: crdsFlags, argv: ['-kep']}, // oclif reads the short form its own way
+    {specs: crdsFlags, argv: ['--list', '--output-dir', 'x']}, // exclusive
+    {specs: crdsFlags, argv: ['--list=true']},
+    {specs: crdsFlags, argv: ['--no-list']},
+    {specs: crdsFlags, argv: ['--kind', '--list']}, // a value that looks like a flag
+    {specs: crdsFlags, argv: ['--', '--list']},
+    {specs: crdsFlags, argv: ['extra'], flags: {kind: undefined, list: false, 'output-dir': undefined}, positionals: ['extra']},
+    {specs: explainFlags, argv: ['ingress/web', '-n', 'apps', '--kubeconfig', 'k.yaml'], positionals: ['ingress/web'],
+      flags: {kubeconfig: 'k.yaml', context: undefined, namespace: 'apps', 'operator-namespace': explainFlags['operator-namespace'].default}},
+  ]
+  for (const c of cases) {
+    it(`${Object.keys(c.specs).join('/')}: ${c.argv.join(' ') || '(none)'}`, () => {
+      const parsed = parseFlags(c.specs, c.argv)
+      if (!c.flags) return assert.equal(parsed, undefined)
+      assert.deepEqual(parsed, {flags: c.flags, positionals: c.positionals ?? [], json: c.json ?? false})
+    })
+  }
+
+  it('oclifFlags derives the oclif definitions from the same specs', () => {
+    const crds = oclifFlags(crdsFlags)
+    assert.equal(crds.kind.char, 'k')
+    assert.equal(crds.kind.multiple, true)
+    assert.equal(crds.list.type, 'boolean')
+    assert.deepEqual(crds['output-dir'].exclusive, ['list'])
+    const health = oclifFlags(healthFlags)
+    assert.equal(health.timeout.default, 5)
+    assert.equal(health.url.summary, healthFlags.url.summary)
+  })
+})
