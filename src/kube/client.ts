@@ -85,7 +85,7 @@ export interface RequestOptions {
  */
 export interface KubeAuth {
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>
-  getCurrentCluster(): {server: string} | null
+  getCurrentCluster(): {server: string; proxyUrl?: string} | null
 }
 
 export interface KubeClientOptions {

@@ -3,7 +3,6 @@ import type {KubeObject} from '../../src/kube/client.js'
 import {OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {artifactName, digestOfImageID, parseImage, registryAllowed} from '../../src/operator/discovery/artifacts.js'
 import {artifactDiscovery, artifactGroupsOf, desiredArtifact, type ArtifactDiscoverySettings} from '../../src/operator/discovery/artifacts-discovery-feature.js'
-import type {SourceCaches} from '../../src/operator/discovery/discovery-feature.js'
 import {
   desiredApps,
   installationStatus,
