@@ -33,7 +33,7 @@ import {operatorNamespaceFor} from '../test/support/api-setup.js'
 import {startControlPlane} from '../test/support/control-plane.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
-import {ensureCrdsWith, namespaceNamed} from './setup.js'
+import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 import {FIELD_MANAGER} from '../src/operator/conventions.js'
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -241,17 +241,6 @@ const hostsOf = (sizeIndex: number, i: number) => [`app-${i}-a.${domainOf(sizeIn
 const apiEndpointsOf = (sim: ApiSimulator, sizeIndex: number) =>
   (sim.list('endpoints') as ApiEndpoint[]).filter((e) => String(e.remote_address ?? '').endsWith(`.${domainOf(sizeIndex)}`))
 
-/** Bench-only preload (NODE_OPTIONS): on SIGUSR2 the operator collects garbage and logs its heap and RSS. */
-async function heapProbe(operator: OperatorProcess): Promise<{heapUsed: number; rss: number}> {
-  const before = operator.logs().filter((line) => line.msg === 'heap-probe').length
-  process.kill(operator.pid, 'SIGUSR2')
-  for (let i = 0; i < 200; i++) {
-    const probes = operator.logs().filter((line) => line.msg === 'heap-probe')
-    if (probes.length > before) return probes.at(-1) as unknown as {heapUsed: number; rss: number}
-    await sleep(50)
-  }
-  throw new Error('no heap probe answer')
-}
 const MiB = (bytes: number) => round(bytes / 1024 ** 2)
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import {operatorNamespaceFor} from '../test/support/api-setup.js'
 import {startControlPlane} from '../test/support/control-plane.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
-import {ensureCrdsWith, namespaceNamed} from './setup.js'
+import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 
 const {values: flags} = parseArgs({
   args: process.argv.slice(2),
@@ -63,16 +63,6 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
 async function kubeWrites(operator: OperatorProcess): Promise<number> {
   const families = parsePromText(await (await fetch(operator.metricsUrl)).text())
   return (families.get('rest_client_requests_total')?.samples ?? []).filter((s) => s.labels.method !== 'GET').reduce((sum, s) => sum + s.value, 0)
-}
-async function heapProbe(operator: OperatorProcess): Promise<{heapUsed: number; rss: number}> {
-  const before = operator.logs().filter((line) => line.msg === 'heap-probe').length
-  process.kill(operator.pid, 'SIGUSR2')
-  for (let i = 0; i < 200; i++) {
-    const probes = operator.logs().filter((line) => line.msg === 'heap-probe')
-    if (probes.length > before) return probes.at(-1) as unknown as {heapUsed: number; rss: number}
-    await sleep(50)
-  }
-  throw new Error('no heap probe answer')
 }
 async function rssBytes(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024

@@ -1,8 +1,9 @@
-/** Shared set-up for benchmarks: CRDs and namespaces on a fresh control plane. */
+/** Shared set-up for benchmarks: CRDs and namespaces on a fresh control plane, the operator's heap probe. */
 import {allCrds} from '../src/crds/index.js'
 import {customResourceDefinitions} from '../src/crds/render.js'
 import type {KubeClient} from '../src/kube/client.js'
 import {installCrds} from '../src/kube/crd-install.js'
+import type {OperatorProcess} from '../test/support/operator-process.js'
 
 export async function ensureCrdsWith(client: KubeClient): Promise<void> {
   await installCrds(client, customResourceDefinitions(allCrds))
@@ -11,4 +12,19 @@ export async function ensureCrdsWith(client: KubeClient): Promise<void> {
 export async function namespaceNamed(client: KubeClient, name: string): Promise<string> {
   await client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})
   return name
+}
+
+/**
+ * The operator's V8 heap after a forced GC, and its RSS: needs the bench-only preload (NODE_OPTIONS="--expose-gc
+ * --require bench/heap-probe.cjs"), which answers SIGUSR2 with one JSON log line.
+ */
+export async function heapProbe(operator: OperatorProcess): Promise<{heapUsed: number; rss: number}> {
+  const before = operator.logs().filter((line) => line.msg === 'heap-probe').length
+  process.kill(operator.pid, 'SIGUSR2')
+  for (let i = 0; i < 200; i++) {
+    const probes = operator.logs().filter((line) => line.msg === 'heap-probe')
+    if (probes.length > before) return probes.at(-1) as unknown as {heapUsed: number; rss: number}
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('no heap probe answer')
 }

@@ -1,8 +1,5 @@
-import {existsSync} from 'node:fs'
-import {homedir} from 'node:os'
-import path from 'node:path'
 import {KubeConfig} from '@kubernetes/client-node'
-import {KubeConfigError, SERVICE_ACCOUNT_DIR, type KubeConfigOptions} from './light-kubeconfig.js'
+import {KubeConfigError, kubeConfigSource, type KubeConfigOptions} from './light-kubeconfig.js'
 
 // Declared beside the client-node-free reader of the CLI's fast path, which throws the same errors.
 export {KubeConfigError, type KubeConfigOptions}
@@ -19,43 +16,19 @@ export interface LoadedKubeConfig {
  * in-cluster service account; then `$KUBECONFIG` (a list, merged like kubectl); then `~/.kube/config`.
  */
 export function loadKubeConfig(options: KubeConfigOptions = {}): LoadedKubeConfig {
-  const env = options.env ?? process.env
   const kubeConfig = new KubeConfig()
-  let source: string
-
-  if (options.kubeconfig) {
-    const file = path.resolve(options.kubeconfig)
-    if (!existsSync(file)) throw new KubeConfigError(`Kubeconfig ${file} does not exist: check the --kubeconfig path.`)
-    loadFile(kubeConfig, file)
-    source = file
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}/token`)) {
+  const where = kubeConfigSource(options)
+  if (where.inCluster) {
     kubeConfig.loadFromCluster(options.rootPrefix)
-    source = 'in-cluster service account'
-  } else if (env.KUBECONFIG) {
-    const files = env.KUBECONFIG.split(path.delimiter).filter((file) => file.length > 0)
-    const present = files.filter((file) => existsSync(file))
-    if (present.length === 0) {
-      throw new KubeConfigError(
-        `No kubeconfig found: $KUBECONFIG names ${files.join(', ')}, which do(es) not exist. Fix $KUBECONFIG or pass --kubeconfig.`,
-      )
-    }
-    loadFile(kubeConfig, present[0]!)
-    for (const file of present.slice(1)) {
+  } else {
+    loadFile(kubeConfig, where.files[0]!)
+    for (const file of where.files.slice(1)) {
       const other = new KubeConfig()
       loadFile(other, file)
       kubeConfig.mergeConfig(other)
     }
-    source = `$KUBECONFIG (${present.join(path.delimiter)})`
-  } else {
-    const file = path.join(options.home ?? homedir(), '.kube', 'config')
-    if (!existsSync(file)) {
-      throw new KubeConfigError(
-        `No kubeconfig found: pass --kubeconfig <file>, set $KUBECONFIG, or create ${file}.`,
-      )
-    }
-    loadFile(kubeConfig, file)
-    source = file
   }
+  const {source} = where
 
   if (options.context) {
     if (!kubeConfig.getContextObject(options.context)) {

@@ -115,24 +115,25 @@ export interface Unsupported {
   unsupported: string
 }
 
-/**
- * `--kubeconfig`; inside a pod with no flag, the in-cluster service account (unsupported here); then `$KUBECONFIG`
- * (a list, merged as client-node merges it: a later file's current-context wins); then `~/.kube/config`.
- * Throws KubeConfigError with `loadKubeConfig`'s messages.
- */
-export function loadLightKubeConfig(options: KubeConfigOptions = {}): LightLoadedKubeConfig | Unsupported {
-  const env = options.env ?? process.env
-  let parsed: Parsed | Unsupported
-  let source: string
+/** Where the kubeconfig comes from: files (merged in order) and how messages name them, or the service account. */
+export type KubeConfigSource = {inCluster: true; source: string} | {inCluster?: false; files: string[]; source: string}
 
+/**
+ * The order the operator documents (both readers follow it): `--kubeconfig`; inside a pod with no flag, the
+ * in-cluster service account; then `$KUBECONFIG` (a list; missing files are skipped); then `~/.kube/config`.
+ * Throws KubeConfigError naming what to fix when none of them exists.
+ */
+export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSource {
+  const env = options.env ?? process.env
   if (options.kubeconfig) {
     const file = path.resolve(options.kubeconfig)
     if (!existsSync(file)) throw new KubeConfigError(`Kubeconfig ${file} does not exist: check the --kubeconfig path.`)
-    parsed = readFile(file)
-    source = file
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}/token`)) {
-    return {unsupported: 'in-cluster service account'}
-  } else if (env.KUBECONFIG) {
+    return {files: [file], source: file}
+  }
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(`${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}/token`)) {
+    return {inCluster: true, source: 'in-cluster service account'}
+  }
+  if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(path.delimiter).filter((file) => file.length > 0)
     const present = files.filter((file) => existsSync(file))
     if (present.length === 0) {
@@ -140,20 +141,27 @@ export function loadLightKubeConfig(options: KubeConfigOptions = {}): LightLoade
         `No kubeconfig found: $KUBECONFIG names ${files.join(', ')}, which do(es) not exist. Fix $KUBECONFIG or pass --kubeconfig.`,
       )
     }
-    parsed = readFile(present[0]!)
-    for (const file of present.slice(1)) {
-      if ('unsupported' in parsed) break
-      parsed = merge(parsed, readFile(file))
-    }
-    source = `$KUBECONFIG (${present.join(path.delimiter)})`
-  } else {
-    const file = path.join(options.home ?? homedir(), '.kube', 'config')
-    if (!existsSync(file)) {
-      throw new KubeConfigError(`No kubeconfig found: pass --kubeconfig <file>, set $KUBECONFIG, or create ${file}.`)
-    }
-    parsed = readFile(file)
-    source = file
+    return {files: present, source: `$KUBECONFIG (${present.join(path.delimiter)})`}
   }
+  const file = path.join(options.home ?? homedir(), '.kube', 'config')
+  if (!existsSync(file)) throw new KubeConfigError(`No kubeconfig found: pass --kubeconfig <file>, set $KUBECONFIG, or create ${file}.`)
+  return {files: [file], source: file}
+}
+
+/**
+ * `--kubeconfig`; inside a pod with no flag, the in-cluster service account (unsupported here); then `$KUBECONFIG`
+ * (a list, merged as client-node merges it: a later file's current-context wins); then `~/.kube/config`.
+ * Throws KubeConfigError with `loadKubeConfig`'s messages.
+ */
+export function loadLightKubeConfig(options: KubeConfigOptions = {}): LightLoadedKubeConfig | Unsupported {
+  const where = kubeConfigSource(options)
+  if (where.inCluster) return {unsupported: 'in-cluster service account'}
+  let parsed = readFile(where.files[0]!)
+  for (const file of where.files.slice(1)) {
+    if ('unsupported' in parsed) break
+    parsed = merge(parsed, readFile(file))
+  }
+  const {source} = where
   if ('unsupported' in parsed) return parsed
 
   let current = parsed.currentContext

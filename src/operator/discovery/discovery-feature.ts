@@ -5,7 +5,11 @@
  * - `sources`: what to watch (selectors, transforms, metadata-only), which group keys a change touches, and which
  *   finalizer a source carries while it has CRs;
  * - `desired(group, caches, settings)`: the CRs, problems and source decisions of one group (pure);
- * - `targetGroup` / `targetSource`: where a discovered CR belongs and which source it came from.
+ * - `targetGroup` / `targetSource`: where a discovered CR belongs and which source it came from;
+ * - optionally `indexes` on a source (cache lookups for `groupsOf` and `desired`) and `claimedElsewhere` (a CR that
+ *   moves to another group is handed over, never deleted and recreated).
+ *
+ * Keep groups small (one source where claims allow): a change then costs what it touches, not its namespace.
  *
  * The generic part does the rest, the same for every kind: informers through the controller builder (workers wait
  * for every cache), the plan (plan.ts, pure), one executor that applies each action on its own — a failure becomes
@@ -216,8 +220,8 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       // A CR taken over by another group: the group it left looks again (e.g. to release its source).
       updateKeys: (old, object) => {
         const before = ours(old) ? declaration.targetGroup(old) : undefined
-        const keys = targetKeys(object)
-        return before === undefined || keys.includes(before) || (ours(object) && before === declaration.targetGroup(object)) ? keys : [...keys, before]
+        const now = ours(object) ? declaration.targetGroup(object) : undefined
+        return before === undefined || before === now ? targetKeys(object) : [...targetKeys(object), before]
       },
     },
   )

@@ -127,7 +127,7 @@ function settleClaims(slots: Iterable<string>, first: SourceResult[], caches: So
 
 const sameSource = (a: SourceRef, b: SourceRef) => a.kind === b.kind && a.namespace === b.namespace && a.name === b.name
 
-const empty: DesiredState = {objects: [], problems: [], sources: []}
+const empty = (): DesiredState => ({objects: [], problems: [], sources: []})
 
 /**
  * The desired Endpoint CRs of one source (group `Kind/namespace/name`), its problems and whether it is managed
@@ -137,10 +137,10 @@ const empty: DesiredState = {objects: [], problems: [], sources: []}
 export function desiredEndpoints(group: string, caches: SourceCaches, settings: EndpointDiscoveryFeatureSettings): DesiredState {
   const [kind = '', namespace = '', ...rest] = group.split('/')
   const name = rest.join('/')
-  if (!isSourceKind(kind) || (kind === 'HTTPRoute' && !settings.gatewayApi)) return empty
+  if (!isSourceKind(kind) || (kind === 'HTTPRoute' && !settings.gatewayApi)) return empty()
   const object = caches.get(sourceIds[kind], `${namespace}/${name}`)
   // Gone: its CRs are the plan's business (deleted, or orphaned until the stale threshold).
-  if (!object) return empty
+  if (!object) return empty()
   const ref: ObjectRef = {kind, apiVersion: apiVersions[kind], namespace, name, uid: object.metadata?.uid}
   if (deleting(object)) return {objects: [], problems: [], sources: [{ref, managed: false}]}
 

@@ -1,5 +1,5 @@
 /**
- * The discovery planner (pure): what the desired state of one group (a namespace of Ingresses, one Node, one
+ * The discovery planner (pure): what the desired state of one group (an Ingress or HTTPRoute, one Node, one
  * PersistentVolume, …) and what the cluster holds now imply — apply, status, delete, orphan mark, source finalizer
  * and source migration actions. external-dns' `Plan.Calculate` in spirit: the source computes the desired set, the
  * plan diffs it with the current set, the executor (discovery-feature.ts) writes it, each action on its own.
