@@ -259,7 +259,9 @@ try {
   progress(`control plane up, CRDs installed; simulator at ${sim.url}`)
 
   // ---- Baselines B(N): a bare client creates 2N Endpoint CRs with the same concurrency (no operator running).
-  const baselines: Array<{ms: number; perSecond: number; namespaceCleanupMs: number}> = []
+  const baselines: Array<{ms: number; perSecond: number; namespaceCleanupMs: number; apiserverCpuMsPerCr: number}> = []
+  const cpPids = await controlPlanePids(controlPlane.dir)
+  const apiserverCpu = async () => (cpPids.apiserver ? await cpuSeconds(cpPids.apiserver) : Number.NaN)
   for (const N of sizes) {
     const baselineNs = await namespaceNamed(client, `bench-baseline-${randomBytes(3).toString('hex')}`)
     const endpointBody = (name: string, host: string) => ({
@@ -271,10 +273,12 @@ try {
       await client.create(endpointsRef(baselineNs), endpointBody(`warmup-${i}`, `warmup-${i}.bench.example.com`))
     })
     const baselineStart = performance.now()
+    const apiserverBefore = await apiserverCpu()
     await pool(2 * N, concurrency, async (i) => {
       await client.create(endpointsRef(baselineNs), endpointBody(`base-${i}`, `base-${i}.bench.example.com`))
     })
     const ms = performance.now() - baselineStart
+    const apiserverCpuMsPerCr = round(((await apiserverCpu()) - apiserverBefore) * 1000 / (2 * N), 2)
     progress(`B(${N}): ${2 * N} Endpoint CRs created in ${round(ms / 1000, 2)} s (${round((2 * N) / (ms / 1000))}/s)`)
     // The operator syncs every Endpoint CR of the cluster: the baseline's must be gone before it starts.
     const deleteStart = performance.now()
@@ -286,7 +290,7 @@ try {
     }
     const leftover = await listAll<EndpointCr>(client, `/apis/polycrate.io/v1alpha1/namespaces/${baselineNs}/endpoints`)
     if (leftover.length > 0) throw new Error(`${leftover.length} baseline Endpoint CRs left after the namespace deletion`)
-    baselines.push({ms: round(ms), perSecond: round((2 * N) / (ms / 1000)), namespaceCleanupMs: round(performance.now() - deleteStart)})
+    baselines.push({ms: round(ms), perSecond: round((2 * N) / (ms / 1000)), namespaceCleanupMs: round(performance.now() - deleteStart), apiserverCpuMsPerCr})
   }
 
   // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
@@ -329,7 +333,6 @@ try {
   const operatorReadyMs = performance.now() - operatorStart
   progress(`operator pid ${op.pid} Ready (endpoint-discovery, endpoint-sync running, cluster registered) after ${round(operatorReadyMs / 1000, 1)} s`)
   await sleep(2000)
-  const cpPids = await controlPlanePids(controlPlane.dir)
   const cpu = async (): Promise<Cpu> => ({
     operator: await cpuSeconds(op.pid),
     apiserver: cpPids.apiserver ? await cpuSeconds(cpPids.apiserver) : Number.NaN,
@@ -486,6 +489,7 @@ try {
         apiRequestsByMethodResourceStatus: countBy(simP1, (r) => `${r.method} ${r.resource} ${r.status}`),
         cpuSeconds: cpuP1,
         operatorCpuMsPerEndpoint: round((cpuP1.operator * 1000) / (2 * N), 2),
+        apiserverCpuMsPerEndpoint: round((cpuP1.apiserver * 1000) / (2 * N), 2),
         reconciles: reconcilesP1,
         duplicateApiEndpoints: duplicates,
         hostsWithoutApiEndpoint: lost,
@@ -552,14 +556,14 @@ try {
 
   const table = new Table({head: ['figure', ...runs.map((run) => `N=${run.ingresses} (${run.endpoints} endpoints, ${K} ns)`)], style: {head: [], border: []}})
   const row = (label: string, cell: (run: (typeof runs)[number]) => string) => table.push([label, ...runs.map(cell)])
-  row('B  baseline', (r) => `${round(r.baseline.ms / 1000, 2)} s (${r.baseline.perSecond}/s)`)
+  row('B  baseline', (r) => `${round(r.baseline.ms / 1000, 2)} s (${r.baseline.perSecond}/s; apiserver CPU ${r.baseline.apiserverCpuMsPerCr} ms / CR)`)
   row('P1 ratio to B', (r) => `${r.p1.ratioToBaseline}×`)
   row('P1 absolute', (r) => `${round(r.p1.ms / 1000, 2)} s (creates done ${round(r.p1.ingressCreatesDoneMs / 1000, 1)} s, CRs ${r.p1.allEndpointCrsExistMs === null ? '-' : round(r.p1.allEndpointCrsExistMs / 1000, 1)} s)`)
   row('P1 ms / endpoint', (r) => String(r.p1.msPerEndpoint))
   row('P1 kube writes / endpoint', (r) => `${r.p1.kubeWritesPerEndpoint} (${formatCounts(r.p1.kubeRequestsByMethod)})`)
   row('P1 API calls / endpoint', (r) => `${r.p1.apiCallsPerEndpoint} (${formatCounts(r.p1.apiRequestsByMethod)})`)
   row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
-  row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
+  row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} (${r.p1.apiserverCpuMsPerEndpoint} ms / endpoint) / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
   row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
   row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
   row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)
