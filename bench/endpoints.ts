@@ -3,7 +3,7 @@
  * Polycrate API simulator. Not a pass/fail test: it prints a table and writes bench/results/endpoints.json.
  *
  *   npm run bench [-- --sizes 1000,5000 --namespaces 1 --idle-minutes 5 --samples 50 --concurrency 16]
- *   (`--ingresses N` is `--sizes N`)
+ *   (`--ingresses N` is `--sizes N`; `--cpu-prof` writes the operator's CPU profile to bench/results/profiles/)
  *
  * Each size N runs in the same process, on the same control plane and against the same operator, one after the
  * other, so the cost per endpoint at two sizes sits side by side in one table (linearity at a glance):
@@ -48,6 +48,7 @@ const {values: flags} = parseArgs({
     'idle-minutes': {type: 'string', default: '5'},
     samples: {type: 'string', default: '50'},
     concurrency: {type: 'string', default: '16'},
+    'cpu-prof': {type: 'boolean', default: false},
   },
   strict: true,
 })
@@ -309,6 +310,8 @@ try {
     const started = await startOperator({
       kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn',
       env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+      // The operator's V8 CPU profile, written when it exits (open it in Chrome DevTools or speedscope).
+      nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(import.meta.dirname, 'results', 'profiles')}`] : [],
     })
     operator = started
     for (const deadline = Date.now() + 120_000; ;) {

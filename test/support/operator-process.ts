@@ -20,9 +20,10 @@ export interface OperatorProcess {
   exited: Promise<number | string>
 }
 
-export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv}): Promise<OperatorProcess> {
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]}): Promise<OperatorProcess> {
   const [metricsPort, probePort] = [await freePort(), await freePort()]
   const child = spawn(process.execPath, [
+    ...(options.nodeArgs ?? []),
     path.join(root, 'bin/run.js'), 'operator', 'run',
     '--kubeconfig', options.kubeconfig,
     '--namespace', options.namespace,
