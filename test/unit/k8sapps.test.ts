@@ -369,7 +369,10 @@ describe('Artifacts (pure)', () => {
     assert.deepEqual(used.objects[0]!.spec, {image: 'nginx:1', registry: 'docker.io', repository: 'library/nginx', tag: '1', usage: {namespaces: ['a', 'b'], pod_count: 2, k8s_apps: [{name: 'web', namespace: 'a'}]}})
     assert.deepEqual(artifactGroupsOf(pods[0]!), ['nginx-1'])
     // No pods any more: kept since last_seen_at for staleMinutes, then gone.
-    const current = {apiVersion: 'polycrate.io/v1alpha1', kind: 'Artifact', metadata: {name: 'nginx-1'}, spec: used.objects[0]!.spec} as KubeObject
+    const current = {apiVersion: 'polycrate.io/v1alpha1', kind: 'Artifact', metadata: {name: 'nginx-1', labels: {polycrate_discovered: 'true'}}, spec: used.objects[0]!.spec} as KubeObject
+    // An Artifact someone made by hand (not labelled as discovered) is not this discovery's: nothing to keep or stamp.
+    const handMade = {...current, metadata: {name: 'nginx-1'}} as KubeObject
+    assert.deepEqual(desiredArtifact('nginx-1', caches({artifact: [handMade]}), artSettings(), now).objects, [])
     const fresh = desiredArtifact('nginx-1', caches({artifact: [current]}), artSettings(), now)
     assert.equal(fresh.objects[0]!.status?.last_seen_at, new Date(now).toISOString())
     assert.equal(fresh.requeueAfterMs, 60 * 60_000)

@@ -71,7 +71,8 @@ export function desiredArtifact(group: string, caches: SourceCaches, settings: A
       for (const app of appsRunning(pod, caches)) apps.set(`${app.namespace}/${app.name}`, app)
     }
   }
-  const current = caches.get('artifact', group) as CustomObject<ArtifactSpec, {last_seen_at?: string}> | undefined
+  const cached = caches.get('artifact', group) as CustomObject<ArtifactSpec, {last_seen_at?: string}> | undefined
+  const current = cached?.metadata.labels?.[labels.discovered] === 'true' ? cached : undefined
   const staleMs = settings.staleMinutes * 60_000
   if (pods.size === 0) {
     if (!current || current.metadata.deletionTimestamp) return {objects: [], problems: [], sources: []}
@@ -170,7 +171,9 @@ export const artifactDiscovery: DiscoveryDeclaration<ArtifactDiscoverySettings> 
       request: settings.pod_label_selector ? {...podsRequest, labelSelector: settings.pod_label_selector} : podsRequest,
       groupsOf: artifactGroupsOf,
     },
-    {id: 'artifact', kind: 'Artifact', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'artifacts'}, kind: 'Artifact', labelSelector: `${labels.discovered}=true`}, groupsOf: () => []},
+    // The same informer as the discovered CRs' (no selector): `desired` reads what this discovery last wrote, from the
+    // cache its reconciles wait on until it shows their own writes.
+    {id: 'artifact', kind: 'Artifact', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'artifacts'}, kind: 'Artifact'}, groupsOf: () => []},
     {
       id: 'k8sapp', kind: 'K8sApp', apiVersion: 'polycrate.io/v1alpha1',
       request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps'}, kind: 'K8sApp', labelSelector: `${labels.discovered}=true`},

@@ -46,6 +46,8 @@ import {
 
 /** Writes one group's reconcile makes at once (a namespace may hold thousands of Ingresses). */
 const WRITE_CONCURRENCY = 8
+/** How long a reconcile waits for the cache to show this process' own write to a CR (then it goes on regardless). */
+const OWN_WRITE_WAIT_MS = 5000
 /** How long a source deletion seen by this process counts as "seen" (its CRs are deleted long before). */
 const SEEN_DELETED_TTL_MS = 60 * 60 * 1000
 const GROUP_INDEX = 'discovery-group'
@@ -193,6 +195,13 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
 
   /** What this process last applied per CR key, and the cached resourceVersion it replaced. */
   const applied = new Map<string, {json: string; wanted: DesiredObject & {finalizers?: string[]}; before: string | undefined}>()
+  /**
+   * Expectations (controller-runtime's ReplicaSet expectations in spirit): CRs this process wrote whose new version
+   * the cache does not show yet (key → the resourceVersion it showed before, and until when to wait). A reconcile of
+   * their group waits, rather than computing from the old version (a `last_seen_at` stamped twice, a status
+   * written again).
+   */
+  const unseenWrites = new Map<string, {before: string; until: number}>()
   /** Sources whose deletion this process saw (`kind/namespace/name` → when). */
   const seenDeleted = new Map<string, number>()
   /** Problems last reported per source, so each change of a source's problems is one set of Events. */
@@ -280,6 +289,13 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
   })
 
   const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
+    for (const object of targets.cache.byIndex(groupIndex, group)) {
+      const key = objectKey(object)
+      const unseen = unseenWrites.get(key)
+      if (!unseen) continue
+      if (unseen.before === object.metadata.resourceVersion && Date.now() < unseen.until) return {requeueAfterMs: 50}
+      unseenWrites.delete(key)
+    }
     const now = manager.clock()
     const loaded = declaration.load ? await declaration.load(group, caches, {client: manager.client, signal}) : undefined
     const found = declaration.desired(group, caches, settings.own, {namespace: manager.namespace, now, loaded})
@@ -317,6 +333,9 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       targetResource,
       sourceResource,
       onApplied: (object, before) => applied.set(crKey(object), {json: JSON.stringify(object), wanted: object, before}),
+      onWritten: (object, before, after) => {
+        if (before !== undefined && after !== undefined && after !== before) unseenWrites.set(crKey(object), {before, until: Date.now() + OWN_WRITE_WAIT_MS})
+      },
       currentVersion: (object) => {
         const cached = targets.cache.get(crKey(object))
         return cached && ours(cached) ? cached.metadata.resourceVersion : undefined
@@ -355,6 +374,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       onDelete: (object) => {
         if (!ours(object)) return
         applied.delete(objectKey(object))
+        unseenWrites.delete(objectKey(object))
         running.enqueue(declaration.targetGroup(object))
       },
     }),
@@ -398,6 +418,8 @@ interface ExecuteContext<S> {
   targetResource: ResourceRef
   sourceResource(ref: ObjectRef): ResourceRef
   onApplied(object: DesiredObject & {finalizers?: string[]}, before: string | undefined): void
+  /** A write to a CR: the resourceVersion the cache showed before it, and the one it made. */
+  onWritten(object: {namespace?: string; name: string}, before: string | undefined, after: string | undefined): void
   currentVersion(object: {namespace?: string; name: string}): string | undefined
   logger: ReconcileContext['logger']
 }
@@ -443,7 +465,7 @@ async function execute<S>(actions: readonly Action[], context: ExecuteContext<S>
       case 'apply': {
         const {object} = action
         const before = context.currentVersion(object)
-        await client.apply(target(object), {
+        const written = await client.apply(target(object), {
           apiVersion: API_VERSION,
           kind,
           metadata: {
@@ -457,17 +479,21 @@ async function execute<S>(actions: readonly Action[], context: ExecuteContext<S>
           spec: object.spec,
         }, {signal})
         context.onApplied(object, before)
+        context.onWritten(object, before, written.metadata?.resourceVersion)
         logger.info(`${kind} applied`, {name: object.name, source: describeRef(object.source)})
         return
       }
-      case 'applyStatus':
-        await client.apply(target(action.object, 'status'), {
+      case 'applyStatus': {
+        const before = context.currentVersion(action.object)
+        const written = await client.apply(target(action.object, 'status'), {
           apiVersion: API_VERSION,
           kind,
           metadata: {name: action.object.name, ...(action.object.namespace ? {namespace: action.object.namespace} : {})},
           status: action.object.status,
         }, {signal})
+        context.onWritten(action.object, before, written.metadata?.resourceVersion)
         return
+      }
       case 'delete':
         await client.delete(target(action.target), {signal})
         logger.info(`${kind} deleted: ${action.why}`, {name: action.target.name})
