@@ -21,7 +21,9 @@ import {
   endpointName,
   endpointsForHTTPRoute,
   endpointsForIngress,
+  rawHostsOf,
   resolveHostClaims,
+  sameSource,
   type DesiredEndpoint,
   type EndpointDiscoverySettings,
   type SourceRef,
@@ -69,6 +71,8 @@ export function sourceGroup(kind: string, namespace: string, name: string): stri
 const sourceIds = {Ingress: 'ingress', HTTPRoute: 'httproute'} as const
 type SourceKind = keyof typeof sourceIds
 const isSourceKind = (kind: string): kind is SourceKind => Object.hasOwn(sourceIds, kind)
+/** The group of a cached source object. */
+const groupOfObject = (kind: string, object: KubeObject) => sourceGroup(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '')
 
 /**
  * Cache index of Ingresses and HTTPRoutes by host slot: `<namespace>/<endpoint name of the host>`. Only sources
@@ -77,16 +81,11 @@ const isSourceKind = (kind: string): kind is SourceKind => Object.hasOwn(sourceI
  */
 export const HOST_SLOT_INDEX = 'endpoint-host-slot'
 
-function rawHosts(kind: SourceKind, object: KubeObject): Array<string | undefined> {
-  const spec = (object as {spec?: {rules?: Array<{host?: string}>; hostnames?: string[]}}).spec
-  return kind === 'Ingress' ? (spec?.rules ?? []).map((rule) => rule.host) : [...(spec?.hostnames ?? [])]
-}
-
 const slotOf = (namespace: string, host: string) => `${namespace}/${endpointName(host.trim().toLowerCase())}`
 
 function hostSlots(kind: SourceKind, object: KubeObject): string[] {
   const namespace = object.metadata?.namespace ?? ''
-  return [...new Set(rawHosts(kind, object).flatMap((host) => (host && host.trim() !== '' ? [slotOf(namespace, host)] : [])))]
+  return [...new Set(rawHostsOf(kind, object).flatMap((host) => (host && host.trim() !== '' ? [slotOf(namespace, host)] : [])))]
 }
 
 interface Claimant {
@@ -103,7 +102,7 @@ function claimantsOf(slots: Iterable<string>, caches: SourceCaches, settings: En
   for (const slot of slots) {
     for (const kind of kinds) {
       for (const object of caches.byIndex(sourceIds[kind], HOST_SLOT_INDEX, slot)) {
-        found.set(sourceGroup(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? ''), {kind, object})
+        found.set(groupOfObject(kind, object), {kind, object})
       }
     }
   }
@@ -120,12 +119,10 @@ function resultOf({kind, object}: Claimant, caches: SourceCaches, settings: Endp
 function settleClaims(slots: Iterable<string>, first: SourceResult[], caches: SourceCaches, settings: EndpointDiscoveryFeatureSettings) {
   const taken = new Set(first.map((result) => sourceGroup(result.source.kind, result.source.namespace, result.source.name)))
   const others = claimantsOf(slots, caches, settings)
-    .filter(({kind, object}) => !deleting(object) && !taken.has(sourceGroup(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '')))
+    .filter(({kind, object}) => !deleting(object) && !taken.has(groupOfObject(kind, object)))
     .map((claimant) => resultOf(claimant, caches, settings))
   return resolveHostClaims([...first, ...others])
 }
-
-const sameSource = (a: SourceRef, b: SourceRef) => a.kind === b.kind && a.namespace === b.namespace && a.name === b.name
 
 const empty = (): DesiredState => ({objects: [], problems: [], sources: []})
 
@@ -185,10 +182,8 @@ export function endpointClaimedBy(object: CustomObject<unknown, unknown>, caches
 /** The groups a change of a source touches: its own and those of the sources it competes with for a host. */
 function groupsOfSource(kind: SourceKind) {
   return (object: KubeObject, caches: SourceCaches, settings: EndpointDiscoveryFeatureSettings): string[] => {
-    const own = sourceGroup(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '')
-    const competing = claimantsOf(hostSlots(kind, object), caches, settings)
-      .map((claimant) => sourceGroup(claimant.kind, claimant.object.metadata?.namespace ?? '', claimant.object.metadata?.name ?? ''))
-    return [...new Set([own, ...competing])]
+    const competing = claimantsOf(hostSlots(kind, object), caches, settings).map((claimant) => groupOfObject(claimant.kind, claimant.object))
+    return [...new Set([groupOfObject(kind, object), ...competing])]
   }
 }
 

@@ -46,6 +46,11 @@ export function compareClaims(a: SourceRef, b: SourceRef): number {
   return compareText(a.name, b.name) || compareText(a.uid ?? '', b.uid ?? '')
 }
 
+/** The same source object (kind, namespace, name). */
+export function sameSource(a: SourceRef, b: SourceRef): boolean {
+  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name
+}
+
 function sourceKey(source: SourceRef): string {
   return `${source.kind}/${source.namespace}/${source.name}`
 }

@@ -7,7 +7,8 @@
  */
 import {annotations, deprecatedAnnotations, deprecatedLabels} from '../../conventions.js'
 import {DEFAULT_EXPECTED_STATUS_CODES, DEFAULT_PATH, DEFAULT_TIMEOUT_SECONDS, readHostConfig, readMonitorChoice, type HostOverrides} from './annotations.js'
-import {resolveHostClaims} from './claims.js'
+import {resolveHostClaims, sameSource} from './claims.js'
+import {rawHostsOf} from './hosts.js'
 import {endpointsForHTTPRoute} from './httproute.js'
 import {endpointsForIngress, ingressClassOf} from './ingress.js'
 import type {
@@ -78,10 +79,7 @@ function fromAnnotation(meta: ObjectMetaLike | undefined, canonical: string, pro
 }
 
 function rawHosts(target: ExplainTarget): string[] {
-  const values = target.kind === 'Ingress'
-    ? (target.object.spec?.rules ?? []).map((rule) => rule.host)
-    : [...(target.object.spec?.hostnames ?? [])]
-  return [...new Set(values.map((value) => (value ?? '').trim().toLowerCase()))]
+  return [...new Set(rawHostsOf(target.kind, target.object).map((value) => (value ?? '').trim().toLowerCase()))]
 }
 
 function resultOf(target: ExplainTarget, context: ExplainContext): SourceResult {
@@ -90,7 +88,6 @@ function resultOf(target: ExplainTarget, context: ExplainContext): SourceResult 
     : endpointsForHTTPRoute(target.object, context.gateways, gatewayClassOf, context.settings)
 }
 
-const sameSource = (a: SourceRef, b: SourceRef) => a.kind === b.kind && a.namespace === b.namespace && a.name === b.name
 
 export function explainEndpoints(target: ExplainTarget, context: ExplainContext): Explanation {
   const meta = target.object.metadata

@@ -50,6 +50,12 @@ function withHashSuffix(base: string, hashed: string): string {
   return head ? `${head}-${suffix}` : suffix
 }
 
+/** The host fields of a source as written: an Ingress's `spec.rules[].host`, an HTTPRoute's `spec.hostnames`. */
+export function rawHostsOf(kind: 'Ingress' | 'HTTPRoute', object: object): Array<string | undefined> {
+  const spec = (object as {spec?: {rules?: ReadonlyArray<{host?: string}>; hostnames?: readonly string[]}}).spec
+  return kind === 'Ingress' ? (spec?.rules ?? []).map((rule) => rule.host) : [...(spec?.hostnames ?? [])]
+}
+
 export type HostVerdict =
   | {kind: 'host'; host: string}
   | {kind: 'skip'}

@@ -29,7 +29,7 @@ export {
   type MonitorChoice,
   type SourceCheckSettings,
 } from './annotations.js'
-export {endpointName, endpointNameWithHash, isValidHostName} from './hosts.js'
+export {endpointName, endpointNameWithHash, isValidHostName, rawHostsOf} from './hosts.js'
 export {endpointsForIngress, ingressClassOf} from './ingress.js'
 export {endpointsForHTTPRoute, routePath, selectListener, type ListenerTransport} from './httproute.js'
-export {compareClaims, resolveHostClaims, type HostConflict} from './claims.js'
+export {compareClaims, resolveHostClaims, sameSource, type HostConflict} from './claims.js'
