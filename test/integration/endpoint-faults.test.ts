@@ -21,6 +21,7 @@ describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function
   })
   afterEach(async () => {
     sim.faults.clear()
+    sim.onRequest = undefined
     await Promise.all(operators.splice(0).map((o) => o.stop('SIGKILL')))
   })
   after(async () => {
@@ -83,13 +84,22 @@ describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function
       const before = inApi()
       const operator = await startOperator({kubeconfig: controlPlane().kubeconfigPath, namespace: operatorNamespace, logLevel: 'info'})
       operators.push(operator)
-      // Kill it at a random point of its sync (between a create and its status write, too): once it has created a
-      // random 1–20 more API endpoints, so the five kills land in the sync however fast the machine is.
+      // Kill it at a random point of its sync (between a create and its status write, too): the moment the API has
+      // stored a random 1–20 more endpoints. The simulator calls back synchronously after each request took effect,
+      // so the kill lands there however fast the machine or the operator is (polling overshot by a hundred).
       const target = before + 1 + Math.floor(Math.random() * 20)
-      await eventually(async () => inApi() >= target, 60_000, 'sync in progress').catch((error: Error) => {
-        throw new Error(`${error.message}\n${operator.rawOutput().slice(-4000)}`)
+      const killed = new Promise<void>((resolve) => {
+        sim.onRequest = (entry) => {
+          if (entry.method !== 'POST' || entry.resource !== 'endpoints' || inApi() < target) return
+          sim.onRequest = undefined
+          operator.child.kill('SIGKILL')
+          resolve()
+        }
       })
-      await operator.stop('SIGKILL')
+      await Promise.race([killed, operator.exited.then((code) => {
+        throw new Error(`the operator exited (${code}) before the sync was under way\n${operator.rawOutput().slice(-4000)}`)
+      })])
+      await operator.exited
       operators.splice(operators.indexOf(operator), 1)
     }
     const created = inApi()

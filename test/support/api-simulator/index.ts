@@ -87,7 +87,7 @@ export interface SimulatorOptions {
   pageSizeDefault?: number
   /** How many GETs of a soft-deleted object still answer 200 with `is_deleted: true` before it is 404. Default 1. */
   softDeleteVisibleGets?: number
-  /** Called with every log entry as it is written (the `api-sim` script prints them). */
+  /** Called with every log entry as it is written (the `api-sim` script prints them). Replaceable later: `sim.onRequest`. */
   onRequest?: (entry: RequestLogEntry) => void
 }
 
@@ -250,7 +250,8 @@ export class ApiSimulator {
   private readonly heartbeatCriticalAfterMs: number
   private readonly pageSizeDefault: number
   private readonly softDeleteVisibleGets: number
-  private readonly onRequest: ((entry: RequestLogEntry) => void) | undefined
+  /** Called synchronously with every log entry as it is written, after the request took effect; a test may replace it. */
+  onRequest: ((entry: RequestLogEntry) => void) | undefined
   private offsetMs = 0
   private address = ''
   /** `resource/id` of soft-deleted objects → GETs that still answer 200. */
