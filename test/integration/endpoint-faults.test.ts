@@ -4,7 +4,7 @@ import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {createIngresses, operatorNamespaceFor} from '../support/api-setup.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually, killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type EndpointObject = KubeObject & {spec: {remoteAddress: string}; status?: EndpointStatus}
 
@@ -21,7 +21,6 @@ describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function
   })
   afterEach(async () => {
     sim.faults.clear()
-    sim.onRequest = undefined
     await Promise.all(operators.splice(0).map((o) => o.stop('SIGKILL')))
   })
   after(async () => {
@@ -85,21 +84,9 @@ describe('endpoint sync under faults (run + simulator, 200 Ingresses)', function
       const operator = await startOperator({kubeconfig: controlPlane().kubeconfigPath, namespace: operatorNamespace, logLevel: 'info'})
       operators.push(operator)
       // Kill it at a random point of its sync (between a create and its status write, too): the moment the API has
-      // stored a random 1–20 more endpoints. The simulator calls back synchronously after each request took effect,
-      // so the kill lands there however fast the machine or the operator is (polling overshot by a hundred).
+      // stored a random 1–20 more endpoints, however fast the machine or the operator is.
       const target = before + 1 + Math.floor(Math.random() * 20)
-      const killed = new Promise<void>((resolve) => {
-        sim.onRequest = (entry) => {
-          if (entry.method !== 'POST' || entry.resource !== 'endpoints' || inApi() < target) return
-          sim.onRequest = undefined
-          operator.child.kill('SIGKILL')
-          resolve()
-        }
-      })
-      await Promise.race([killed, operator.exited.then((code) => {
-        throw new Error(`the operator exited (${code}) before the sync was under way\n${operator.rawOutput().slice(-4000)}`)
-      })])
-      await operator.exited
+      await killWhen(sim, operator, (entry) => entry.method === 'POST' && entry.resource === 'endpoints' && inApi() >= target)
       operators.splice(operators.indexOf(operator), 1)
     }
     const created = inApi()

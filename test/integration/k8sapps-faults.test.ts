@@ -9,7 +9,7 @@ import {createOperator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually, killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type ApiObject = Record<string, unknown> & {id: string; name: string}
 const pods = (namespace: string) => ({group: '', version: 'v1', plural: 'pods', namespace})
@@ -122,10 +122,7 @@ describe('K8sApp faults (real apiserver, simulator)', function () {
       const operator = await startOperator({kubeconfig: controlPlane().kubeconfigPath, namespace: operatorNamespace, logLevel: 'info'})
       processes.push(operator)
       const target = before + 1 + Math.floor(Math.random() * 20)
-      await eventually(async () => inApi() >= target, 120_000, 'K8sApp sync in progress').catch((error: Error) => {
-        throw new Error(`${error.message}\n${operator.rawOutput().slice(-4000)}`)
-      })
-      await operator.stop('SIGKILL')
+      await killWhen(sim, operator, (entry) => entry.method === 'POST' && entry.resource === 'kubernetes/apps' && inApi() >= target)
       processes.splice(processes.indexOf(operator), 1)
       kills++
     }

@@ -2,6 +2,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
+import type {RequestLogEntry} from './api-simulator/index.js'
 import {freePort} from './control-plane.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -98,4 +99,29 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+/**
+ * SIGKILLs `operator` the moment the simulator has answered a request after which `reached()` holds (the simulator
+ * calls back synchronously once a request took effect), so the kill lands mid-sync however fast the sync runs;
+ * resolves once the process is gone. Polling would overshoot a fast sync by a hundred writes.
+ */
+export async function killWhen(sim: {onRequest: ((entry: RequestLogEntry) => void) | undefined}, operator: OperatorProcess, reached: (entry: RequestLogEntry) => boolean): Promise<void> {
+  const killed = new Promise<void>((resolve) => {
+    sim.onRequest = (entry) => {
+      if (!reached(entry)) return
+      sim.onRequest = undefined
+      operator.child.kill('SIGKILL')
+      resolve()
+    }
+  })
+  const exitedFirst = operator.exited.then((code) => {
+    throw new Error(`the operator exited (${code}) before the kill point\n${operator.rawOutput().slice(-4000)}`)
+  })
+  try {
+    await Promise.race([killed, exitedFirst])
+  } finally {
+    sim.onRequest = undefined
+  }
+  await operator.exited
 }
