@@ -9,6 +9,8 @@ export const FIELD_MANAGER = 'polycrate-operator'
 export const DEFAULT_NAMESPACE = 'polycrate'
 export const OPERATOR_CONFIG_NAME = 'default'
 export const LEADER_LEASE_NAME = 'polycrate-operator-leader'
+/** On the operator's own Pod (with --pod-name): "true" while it holds the leader lease, else "false". */
+export const LEADER_POD_LABEL = 'polycrate.io/leader'
 /** DNS01 webhook: Secret (in the operator namespace) with its serving certificate, `tls.crt` + `tls.key`. */
 export const DNS01_SERVING_SECRET = 'polycrate-operator-dns01-webhook-tls'
 /** Where kube-apiserver publishes its front-proxy client CA and allowed names (aggregated APIs). */

@@ -1,11 +1,11 @@
 /**
  * What an admin applies to run the operator in a cluster (pure): Namespace, ServiceAccount, the RBAC roles
- * generated from what the features declare they read and write, the Deployment, its Service, the NetworkPolicy of
- * the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
+ * generated from what the features declare they read and write, the Deployment, the webhook Service (leader only)
+ * and the metrics Service, the NetworkPolicy of the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
  */
 import type {KubeObject} from '../kube/client.js'
 import {ApiSession} from './agent/api-session.js'
-import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
+import {DNS01_SERVING_SECRET, LEADER_POD_LABEL, OPERATOR_NAME} from './conventions.js'
 import {defaultFeatures} from './features/index.js'
 import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
 
@@ -33,6 +33,7 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
   const selector = {'app.kubernetes.io/name': name}
   const labels = {...selector, 'app.kubernetes.io/part-of': 'polycrate', 'app.kubernetes.io/managed-by': 'polycrate-operator-manifests'}
   const meta = (objectName: string, objectNamespace?: string) => ({name: objectName, ...(objectNamespace ? {namespace: objectNamespace} : {}), labels})
+  const metricsLabels = {...labels, 'app.kubernetes.io/component': 'metrics'}
   const subject = {kind: 'ServiceAccount', name, namespace}
   const roles = roleRules(permissions)
   const objects: KubeObject[] = [
@@ -80,7 +81,10 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
               'operator', 'run', '--leader-elect', '--log-format', 'json',
               '--metrics-bind-address', `:${options.metricsPort}`, '--health-probe-bind-address', `:${options.healthPort}`,
             ],
-            env: [{name: 'POD_NAMESPACE', valueFrom: {fieldRef: {fieldPath: 'metadata.namespace'}}}],
+            env: [
+              {name: 'POD_NAMESPACE', valueFrom: {fieldRef: {fieldPath: 'metadata.namespace'}}},
+              {name: 'POD_NAME', valueFrom: {fieldRef: {fieldPath: 'metadata.name'}}},
+            ],
             ports,
             livenessProbe: probe('/healthz', 20),
             readinessProbe: probe('/readyz', 10),
@@ -93,16 +97,26 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
       },
     },
   } as KubeObject)
+  // The webhooks serve on the leader only, so their Service selects the Pod that LeaderPodLabel marks as leader;
+  // its name is what external-dns' --webhook-provider-url and the DNS01 serving certificate name.
   objects.push({
     apiVersion: 'v1', kind: 'Service', metadata: meta(name, namespace),
     spec: {
       type: 'ClusterIP',
-      selector,
+      selector: {...selector, [LEADER_POD_LABEL]: 'true'},
       ports: [
-        {name: 'metrics', port: options.metricsPort, targetPort: 'metrics', protocol: 'TCP'},
         {name: 'dns-webhook', port: options.externalDnsWebhookPort, targetPort: 'dns-webhook', protocol: 'TCP'},
         ...(options.dns01 ? [{name: 'dns01-webhook', port: 443, targetPort: 'dns01-webhook', protocol: 'TCP'}] : []),
       ],
+    },
+  } as KubeObject)
+  // Metrics from every replica (a standby's leader-election gauge and informers count too).
+  objects.push({
+    apiVersion: 'v1', kind: 'Service', metadata: {...meta(`${name}-metrics`, namespace), labels: metricsLabels},
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [{name: 'metrics', port: options.metricsPort, targetPort: 'metrics', protocol: 'TCP'}],
     },
   } as KubeObject)
   objects.push({
@@ -124,7 +138,7 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
   if (options.vmServiceScrape) {
     objects.push({
       apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
-      spec: {selector: {matchLabels: selector}, endpoints: [{port: 'metrics', path: '/metrics'}]},
+      spec: {selector: {matchLabels: metricsLabels}, endpoints: [{port: 'metrics', path: '/metrics'}]},
     } as KubeObject)
   }
   return objects

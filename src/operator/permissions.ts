@@ -62,7 +62,7 @@ export function policyRules(permissions: readonly Permission[]): PolicyRule[] {
   return sorted.sort((a, b) => `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`))
 }
 
-/** Core permissions of every operator, beside its features': CRD gate, OperatorConfig, Events, leader election. */
+/** Core permissions of every operator, beside its features': CRD gate, OperatorConfig, Events, leader election and label. */
 export const CORE_PERMISSIONS: readonly Permission[] = [
   {group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verbs: READ},
   // Every OperatorConfig is read (one outside the operator's namespace is reported as ignored, in its status).
@@ -70,6 +70,8 @@ export const CORE_PERMISSIONS: readonly Permission[] = [
   {group: 'polycrate.io', resource: 'operatorconfigs/status', verbs: ['get', 'patch', 'update']},
   {group: '', resource: 'events', verbs: ['create', 'patch']},
   {group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], scope: 'namespace'},
+  // The leader label on the operator's own Pod (LeaderPodLabel); its name is not known before it runs.
+  {group: '', resource: 'pods', verbs: ['patch'], scope: 'namespace'},
 ]
 
 export interface Roles {

@@ -6,11 +6,11 @@ type Container = {image: string}
 type Obj = {apiVersion: string; kind: string; metadata: {name: string; namespace?: string}; spec?: {template?: {spec: {containers: Container[]}}}; rules?: unknown[]}
 
 describe('polycrate operator manifests', () => {
-  it('prints Namespace, ServiceAccount, RBAC, Deployment, Service and NetworkPolicy as multi-document YAML', async () => {
+  it('prints Namespace, ServiceAccount, RBAC, Deployment, Services and NetworkPolicy as multi-document YAML', async () => {
     const {stdout, error} = await runCommand(['operator', 'manifests', '--namespace', 'ops', '--image', 'registry.example.com/op:1'])
     assert.equal(error, undefined)
     const objects = yaml.loadAll(stdout).filter(Boolean) as Obj[]
-    assert.deepEqual(objects.map((o) => o.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service', 'NetworkPolicy'])
+    assert.deepEqual(objects.map((o) => o.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service', 'Service', 'NetworkPolicy'])
     // The second Role: the DNS01 webhook reads the front-proxy CA ConfigMap in kube-system.
     assert.deepEqual(objects.filter((o) => o.kind === 'Role').map((o) => o.metadata.namespace), ['ops', 'kube-system'])
     for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind))) assert.equal(o.metadata.namespace, 'ops', o.kind)

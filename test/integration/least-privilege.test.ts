@@ -3,7 +3,8 @@
  * to the generated ClusterRole and Roles, one scenario per feature (Ingress → Endpoint, Node → Host and its cloud
  * initialization, PersistentVolume → K8sVolume, Velero Backup → Backup, cert-manager Certificate → Certificate, each
  * synced to the API; a meta secret → K8sApp, its pod → pod status and an Artifact; a LoadBalancer Service; an
- * S3Bucket and its credentials Secret; a K8sCluster probe; both DNS webhooks serving; the monitoring agent) → not one 403; and the same token cannot write outside what was declared.
+ * S3Bucket and its credentials Secret; a K8sCluster probe; both DNS webhooks serving; the monitoring agent; the leader
+ * label on its own Pod) → not one 403; and the same token cannot write outside what was declared.
  */
 import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
@@ -14,7 +15,7 @@ import yaml from 'js-yaml'
 import {KubeApiError, KubeClient, type KubeObject, type ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
-import {OPERATOR_NAME} from '../../src/operator/conventions.js'
+import {LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
@@ -40,7 +41,7 @@ describe('least privilege: the operator under the generated RBAC', function () {
   let operator: OperatorProcess | undefined
   let tokenKubeconfig: string
   const suffix = Math.random().toString(36).slice(2, 8)
-  const names = {node: `lp-node-${suffix}`, pv: `lp-pv-${suffix}`}
+  const names = {node: `lp-node-${suffix}`, pv: `lp-pv-${suffix}`, pod: `polycrate-operator-${suffix}`}
 
   const syncedIn = (plural: string, where: string, predicate: (cr: Synced) => boolean = () => true) => eventually(async () => {
     const {items} = await admin.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${where}/${plural}`})
@@ -103,7 +104,12 @@ describe('least privilege: the operator under the generated RBAC', function () {
       apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: 'lp-backup', namespace: veleroNamespace},
       spec: {ttl: '720h0m0s', includedNamespaces: ['shop'], storageLocation: 'default'},
     })
-    operator = await startOperator({kubeconfig: tokenKubeconfig, namespace})
+    // The operator's own Pod, as the Deployment makes it: the process keeps its leader label (POD_NAME as there).
+    await eventually(() => admin.create({group: '', version: 'v1', plural: 'pods', namespace}, {
+      apiVersion: 'v1', kind: 'Pod', metadata: {name: names.pod, namespace, labels: {'app.kubernetes.io/name': OPERATOR_NAME}},
+      spec: {automountServiceAccountToken: false, containers: [{name: 'operator', image: 'unused'}]},
+    }).then(() => true), 30_000, 'the operator\'s Pod created')
+    operator = await startOperator({kubeconfig: tokenKubeconfig, namespace, env: {POD_NAME: names.pod}})
     await syncedIn('backups', veleroNamespace)
   })
 
@@ -198,6 +204,8 @@ describe('least privilege: the operator under the generated RBAC', function () {
     await admin.delete(ingressRef)
     await eventually(async () => (await admin.getOrUndefined(ingressRef)) === undefined, 60_000, 'the Ingress gone (its finalizer released)')
 
+    await eventually(async () => (await admin.get<KubeObject>({group: '', version: 'v1', plural: 'pods', namespace, name: names.pod})).metadata?.labels?.[LEADER_POD_LABEL] === 'true', 30_000, 'the operator\'s Pod labelled leader')
+
     const metrics = parsePromText(await (await fetch(operator!.metricsUrl)).text())
     const requests = metrics.get('rest_client_requests_total')?.samples ?? []
     assert.ok(requests.some((sample) => sample.labels.code === '201'), 'the operator created objects (the metric counts its requests)')
@@ -208,6 +216,19 @@ describe('least privilege: the operator under the generated RBAC', function () {
     const errors = (await admin.request<{items: Array<{type: string; message: string}>}>({path: `/api/v1/namespaces/${namespace}/events`})).items
       .filter((event) => event.type === 'Warning' && /forbidden/i.test(event.message))
     assert.deepEqual(errors, [])
+  })
+
+  it('the whole of `manifests --dns01-webhook` passes the apiserver\'s validation (server-side dry run)', async () => {
+    const objects = operatorManifests({
+      namespace, image: 'registry.example.com/polycrate-operator:1.0.0', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false,
+      dns01: {groupName: 'acme.example.com', solverName: 'polycrate', port: 10250, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}},
+    }).filter((object) => object.kind !== 'Issuer') // the only kind whose CRD this cluster lacks
+    assert.ok(objects.some((object) => object.kind === 'Deployment') && objects.some((object) => object.kind === 'APIService'))
+    for (const object of objects) {
+      const ref = refOf(object)
+      const clusterScoped = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'APIService'].includes(object.kind!)
+      await admin.apply({...ref, namespace: clusterScoped ? undefined : object.metadata?.namespace, name: object.metadata!.name}, object, {dryRun: true})
+    }
   })
 
   it('refuses what was not declared: the token is not cluster-admin in disguise', async () => {
@@ -224,6 +245,8 @@ describe('least privilege: the operator under the generated RBAC', function () {
       await refused('delete a Secret', () => operatorClient.delete({group: '', version: 'v1', plural: 'secrets', namespace, name: 'polycrate-api-token'}))
       await refused('create a ConfigMap', () => operatorClient.create({group: '', version: 'v1', plural: 'configmaps', namespace}, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'intruder', namespace}}))
       await refused('change a ClusterRole (escalate)', () => operatorClient.mergePatch({group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', name: OPERATOR_NAME}, {rules: []}))
+      await refused('label a Pod outside its namespace', () => operatorClient.mergePatch({group: '', version: 'v1', plural: 'pods', namespace: 'default', name: 'any'}, {metadata: {labels: {[LEADER_POD_LABEL]: 'true'}}}))
+      await refused('delete its own Pod', () => operatorClient.delete({group: '', version: 'v1', plural: 'pods', namespace, name: names.pod}))
       await refused('delete a CRD', () => operatorClient.delete({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}))
       // …while what it declared works with the same client.
       const list = await operatorClient.request<{items: unknown[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'})

@@ -7,7 +7,8 @@ import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
-import {FIELD_MANAGER} from '../../src/operator/conventions.js'
+import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
+import {operatorManifests} from '../../src/operator/manifests.js'
 
 const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
@@ -103,10 +104,27 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     assert.equal(await operator.stop('SIGTERM'), 0)
   })
 
-  it('with --leader-elect exactly one of two reconciles; SIGKILL → the other takes over within 20 s; SIGTERM → lease released, exit 0', async () => {
+  it('with --leader-elect exactly one of two reconciles and only its Pod is labelled leader; SIGKILL → the other takes over within 20 s; SIGTERM → lease released, label "false", exit 0', async () => {
     const namespace = await freshNamespace(client, 'leader')
-    const a = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true})
-    const b = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true})
+    // Two Pods as the manifests' Deployment makes them (no kubelet runs them; the processes below play their part).
+    const podRef = (name: string) => ({group: '', version: 'v1', plural: 'pods', namespace, name})
+    for (const name of ['operator-a', 'operator-b']) {
+      await eventually(() => client.create({group: '', version: 'v1', plural: 'pods', namespace}, {
+        apiVersion: 'v1', kind: 'Pod', metadata: {name, namespace, labels: {'app.kubernetes.io/name': OPERATOR_NAME}},
+        spec: {automountServiceAccountToken: false, containers: [{name: 'operator', image: 'unused'}]},
+      }).then(() => true), 30_000, `Pod ${name} created (the namespace's ServiceAccount exists)`)
+    }
+    const a = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true, env: {POD_NAME: 'operator-a'}})
+    const b = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, leaderElect: true, args: ['--pod-name', 'operator-b']})
+    const podOf = new Map([[a, 'operator-a'], [b, 'operator-b']])
+    const leaderLabel = async (operator: OperatorProcess) => (await client.get<KubeObject>(podRef(podOf.get(operator)!))).metadata?.labels?.[LEADER_POD_LABEL]
+    // What the webhook Service of `polycrate operator manifests` selects.
+    const webhookService = operatorManifests({namespace, image: 'unused', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
+      .find((o) => o.kind === 'Service' && o.metadata?.name === OPERATOR_NAME) as KubeObject & {spec: {selector: Record<string, string>}}
+    const selected = async () => (await client.request<{items: KubeObject[]}>({
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      query: {labelSelector: Object.entries(webhookService.spec.selector).map(([key, value]) => `${key}=${value}`).join(',')},
+    })).items.map((pod) => pod.metadata!.name!)
     const identity = async (operator: OperatorProcess) => (await operator.waitForLog((l) => l.msg === 'starting polycrate operator')).identity as string
     const [idA, idB] = [await identity(a), await identity(b)]
     const leaseRef = {group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name: 'polycrate-operator-leader'}
@@ -125,6 +143,8 @@ describe('polycrate operator run (a real process against the real apiserver)', f
       return response.status === 200 ? response.text() : undefined
     }, 30_000, 'the standby is ready (caches synced)')
     assert.match(ready, /leader-election ok/)
+    await eventually(async () => (await leaderLabel(leader)) === 'true' && (await leaderLabel(standby)) === 'false', 30_000, 'the leader\'s Pod labelled "true", the standby\'s "false"')
+    assert.deepEqual(await selected(), [podOf.get(leader)], 'the webhook Service selects the leader only')
 
     const killedAt = Date.now()
     await leader.stop('SIGKILL')
@@ -132,9 +152,12 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     const takeover = Date.now() - killedAt
     assert.ok(takeover < 20_000, `takeover took ${takeover} ms`)
     await standby.waitForLog((l) => l.msg === 'controller started')
+    // The killed process could not take its label back; its container would be restarting (not ready) meanwhile.
+    await eventually(async () => (await leaderLabel(standby)) === 'true', 30_000, 'the new leader\'s Pod labelled "true"')
 
     const code = await standby.stop('SIGTERM')
     assert.equal(code, 0)
+    assert.equal(await leaderLabel(standby), 'false', 'a replica that shut down is labelled "false" before it exits')
     const lease = await client.get<Lease>(leaseRef)
     assert.equal(lease.spec?.holderIdentity ?? '', '', 'the lease was not released')
     assert.equal(lease.spec?.leaseDurationSeconds, 1)

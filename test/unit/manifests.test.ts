@@ -122,8 +122,28 @@ describe('operatorManifests (pure)', () => {
     const objects = operatorManifests({...base, externalDnsWebhookPort: 9999})
     const policy = find(objects, 'NetworkPolicy')[0] as unknown as {spec: {ingress: Array<{from?: unknown; ports: Array<{port: number}>}>}}
     assert.ok(policy.spec.ingress.some((rule) => JSON.stringify(rule.from) === '[{"namespaceSelector":{}}]' && rule.ports.some((port) => port.port === 9999)))
-    const service = find(objects, 'Service')[0] as unknown as {spec: {ports: Array<{name: string; port: number}>}}
-    assert.deepEqual(service.spec.ports.map((p) => [p.name, p.port]), [['metrics', 8080], ['dns-webhook', 9999]])
+    const service = find(objects, 'Service', 'polycrate-operator')[0] as unknown as {spec: {ports: Array<{name: string; port: number}>}}
+    assert.deepEqual(service.spec.ports.map((p) => [p.name, p.port]), [['dns-webhook', 9999]])
+  })
+
+  it('routes the webhooks to the leader only (its Pod label) and metrics to every replica, which learn their Pod name', () => {
+    const objects = operatorManifests({...base, vmServiceScrape: true})
+    type Service = {metadata: {labels: Record<string, string>}; spec: {selector: Record<string, string>; ports: Array<{name: string}>}}
+    const [webhooks] = find(objects, 'Service', 'polycrate-operator') as unknown as Service[]
+    const [metrics] = find(objects, 'Service', 'polycrate-operator-metrics') as unknown as Service[]
+    assert.deepEqual(webhooks!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator', 'polycrate.io/leader': 'true'})
+    assert.deepEqual(metrics!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator'})
+    assert.deepEqual(metrics!.spec.ports.map((p) => p.name), ['metrics'])
+    const scrape = find(objects, 'VMServiceScrape')[0] as unknown as {spec: {selector: {matchLabels: Record<string, string>}}}
+    // The scrape selects the metrics Service and not the webhook one.
+    const selects = (labels: Record<string, string>) => Object.entries(scrape.spec.selector.matchLabels).every(([k, v]) => labels[k] === v)
+    assert.deepEqual([selects(metrics!.metadata.labels), selects(webhooks!.metadata.labels)], [true, false])
+    const deployment = find(objects, 'Deployment')[0] as unknown as {spec: {template: {metadata: {labels: Record<string, string>}; spec: {containers: Array<{env: Array<{name: string; valueFrom: unknown}>}>}}}}
+    assert.deepEqual(deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === 'POD_NAME')?.valueFrom, {fieldRef: {fieldPath: 'metadata.name'}})
+    // The template does not carry the label, so a rollout never fights the running leader over it.
+    assert.equal(deployment.spec.template.metadata.labels['polycrate.io/leader'], undefined)
+    const role = find(objects, 'Role', 'polycrate-operator').find((r) => r.metadata?.namespace === 'polycrate') as unknown as {rules: Array<{apiGroups: string[]; resources: string[]; verbs: string[]}>}
+    assert.ok(role.rules.some((rule) => rule.apiGroups[0] === '' && rule.resources.includes('pods') && rule.verbs.includes('patch')), 'patch on pods in the operator namespace')
   })
 
   it('adds the DNS01 APIService, its serving certificate and cert-manager\'s right to call the solver only when asked', () => {

@@ -6,10 +6,11 @@ import {operatorManifests} from '../../operator/manifests.js'
 import {operatorVersion} from '../../version.js'
 
 export default class Manifests extends JsonAwareCommand {
-  static override summary = 'Print what runs the operator in a cluster: Namespace, ServiceAccount, RBAC, Deployment, Service, NetworkPolicy.'
+  static override summary = 'Print what runs the operator in a cluster: Namespace, ServiceAccount, RBAC, Deployment, Services, NetworkPolicy.'
   static override description =
     'The ClusterRole and Roles are generated from what the operator\'s controllers declare they read and write ' +
-    '(no wildcards). Apply the CRDs first (`polycrate operator crds | kubectl apply -f -`), then these. ' +
+    '(no wildcards). The webhook Service selects the replica that holds the leader lease (its Pod label ' +
+    'polycrate.io/leader), the metrics Service every replica. Apply the CRDs first (`polycrate operator crds | kubectl apply -f -`), then these. ' +
     '--dns01-webhook adds the cert-manager DNS01 webhook\'s APIService with a cert-manager-issued serving ' +
     'certificate; --vm-service-scrape adds a VictoriaMetrics VMServiceScrape for /metrics.'
 

@@ -32,6 +32,10 @@ export default class Run extends Command {
       default: DEFAULT_NAMESPACE,
     }),
     'leader-elect': Flags.boolean({summary: 'Use a Lease so that only one replica reconciles (for HA deployments).', default: false}),
+    'pod-name': Flags.string({
+      summary: 'This replica\'s Pod in --namespace: its label polycrate.io/leader is kept "true" while it leads, else "false" (the webhook Service selects the leader).',
+      env: 'POD_NAME',
+    }),
     'metrics-bind-address': Flags.string({summary: 'Address of the Prometheus /metrics endpoint; 0 disables it.', default: ':8080'}),
     'health-probe-bind-address': Flags.string({summary: 'Address of /healthz and /readyz; 0 disables them.', default: ':8081'}),
     'max-concurrent-reconciles': Flags.integer({summary: 'Workers per controller.', default: 4, min: 1}),
@@ -66,6 +70,7 @@ export default class Run extends Command {
       client,
       namespace: flags.namespace,
       leaderElection: flags['leader-elect'] ? {} : false,
+      podName: flags['pod-name'],
       metricsBindAddress: flags['metrics-bind-address'],
       probeBindAddress: flags['health-probe-bind-address'],
       maxConcurrentReconciles: flags['max-concurrent-reconciles'],

@@ -24,7 +24,11 @@ import {
 } from './http-servers.js'
 import {Informer, type InformerOptions} from './informer.js'
 import {LeaderElector} from './leader-election.js'
+import {LeaderPodLabel} from './leader-pod-label.js'
 import {OperatorMetrics} from './metrics.js'
+
+/** How long shutdown waits for the Pod's leader label to read "false". */
+const POD_LABEL_CLOSE_MS = 3_000
 
 export interface LeaderElectionSettings {
   leaseName?: string
@@ -47,6 +51,8 @@ export interface ManagerOptions {
   /** Workers of each API sync controller (API-bound: mostly waiting on the Polycrate API and the apiserver). Default 16. */
   maxConcurrentSyncs?: number
   shutdownGraceMs?: number
+  /** This replica's Pod (in `namespace`): its label polycrate.io/leader follows leadership (LeaderPodLabel). */
+  podName?: string
   identity?: string
   logger?: Logger
   metrics?: OperatorMetrics
@@ -101,6 +107,7 @@ export class Manager {
   private leading = false
   private started = false
   private elector?: LeaderElector
+  private podLabel?: LeaderPodLabel
   private servers: RunningHttpServer[] = []
   private eventLoopCheck?: EventLoopCheck
   private readonly leadershipListeners = new Set<(leading: boolean) => void>()
@@ -225,6 +232,10 @@ export class Manager {
     this.started = true
     for (const {informer} of this.informers.values()) informer.start()
 
+    if (this.options.podName) {
+      this.podLabel = new LeaderPodLabel({client: this.client, namespace: this.namespace, podName: this.options.podName, logger: this.logger})
+      this.podLabel.set(false) // a restarted process is a standby until it wins the lease
+    }
     const holdAbort = new AbortController()
     const lost = new AbortController()
     let leadership: Promise<void> = Promise.resolve()
@@ -258,6 +269,7 @@ export class Manager {
     this.logger.info('shutting down: draining in-flight reconciles', {graceMs: this.options.shutdownGraceMs ?? 30_000})
     await this.stopControllers(false)
     this.leading = false
+    this.podLabel?.set(false) // out of the webhook Service before the lease goes to another replica
     holdAbort.abort()
     await leadership
     await this.elector?.release()
@@ -265,8 +277,9 @@ export class Manager {
     this.logger.info('stopped')
   }
 
-  /** Stops the informers and the HTTP servers. */
+  /** Labels the Pod a standby, stops the informers and the HTTP servers. */
   private async shutDown(): Promise<void> {
+    await this.podLabel?.close(POD_LABEL_CLOSE_MS)
     await Promise.all([...this.informers.values()].map((s) => s.informer.stop()))
     await Promise.all(this.servers.map((server) => server.close()))
     this.eventLoopCheck?.stop()
@@ -292,6 +305,7 @@ export class Manager {
   private setLeading(leading: boolean): void {
     if (this.leading === leading) return
     this.leading = leading
+    this.podLabel?.set(leading)
     if (leading) for (const controller of this.controllers) controller.start()
     for (const listener of this.leadershipListeners) listener(leading)
   }
