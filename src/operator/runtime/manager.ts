@@ -234,7 +234,8 @@ export class Manager {
 
     if (this.options.podName) {
       this.podLabel = new LeaderPodLabel({client: this.client, namespace: this.namespace, podName: this.options.podName, logger: this.logger})
-      this.podLabel.set(false) // a restarted process is a standby until it wins the lease
+      // A restarted process is a standby until it wins the lease; without leader election it leads at once.
+      if (this.options.leaderElection) this.podLabel.set(false)
     }
     const holdAbort = new AbortController()
     const lost = new AbortController()
