@@ -3,13 +3,18 @@
  * discovery, …). The FeatureSet starts and stops their controllers when their `enabled` flags, their settings or
  * the CRDs they need change — without a restart.
  */
-import type {OperatorConfig, ControllerState} from './config/operator-config.js'
+import {FAILED_PREFIX, type OperatorConfig, type ControllerState} from './config/operator-config.js'
 import type {Logger} from '../lib/logger.js'
 import type {CrdGate} from './runtime/crd-gate.js'
 import type {Manager} from './runtime/manager.js'
 import type {Permission} from './permissions.js'
 
 export interface RunningFeature {
+  /**
+   * A feature whose start failed after start() returned (a webhook port in use, a missing certificate) says so
+   * here; it is then reported as not running, with this message, in the OperatorConfig status and /readyz.
+   */
+  problem?(): string | undefined
   /**
    * Removes the feature's controllers from the manager and releases its informers. `why` says why, for what the
    * feature leaves behind (API sync's APIConnected condition must not claim a connection nobody keeps).
@@ -41,20 +46,32 @@ export interface Feature {
    * the feature is restarted.
    */
   settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): unknown
-  start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean): RunningFeature
+  /**
+   * Runs on every replica, not only on the leader (the DNS webhooks: what they serve does not depend on the
+   * lease). Its controllers that write must check `manager.isLeader` or set needLeaderElection.
+   */
+  everyReplica?: boolean
+  /** `context.changed()` tells the FeatureSet that `problem()` of the returned feature changed. */
+  start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean, context: FeatureContext): RunningFeature
+}
+
+export interface FeatureContext {
+  changed(): void
 }
 
 export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'; why?: StopReason}
 
 /**
- * What to do (pure): given the config (undefined = invalid, everything paused), which CRDs are there and which
- * features run with which settings, the start/stop/restart actions and the state to report.
+ * What to do (pure): given the config (undefined = invalid, everything paused), which CRDs are there, which
+ * features run with which settings and whether this replica leads (a standby runs only the everyReplica features),
+ * the start/stop/restart actions and the state to report.
  */
 export function planFeatures(
   features: readonly Feature[],
   config: OperatorConfig | undefined,
   isEstablished: (crd: string) => boolean,
   running: ReadonlyMap<string, string>,
+  leading = true,
 ): {actions: FeatureAction[]; states: ControllerState[]; missingOwnCrds: Map<string, string[]>} {
   const actions: FeatureAction[] = []
   const states: ControllerState[] = []
@@ -63,7 +80,7 @@ export function planFeatures(
   for (const feature of features) {
     const enabled = config ? feature.enabled(config) : false
     const missing = (feature.requiredCrds ?? []).filter((crd) => !isEstablished(crd))
-    const want = config !== undefined && enabled && missing.length === 0
+    const want = config !== undefined && enabled && missing.length === 0 && (leading || feature.everyReplica === true)
     const settings = config ? JSON.stringify(feature.settings(config, isEstablished)) : ''
     const current = running.get(feature.name)
     const own = missing.filter(isOwnCrd)
@@ -76,10 +93,11 @@ export function planFeatures(
           ? `CRDsMissing: ${own.join(', ')}; ${INSTALL_CRDS_HINT}`
           : missing.length > 0
             ? `WaitingForCRDs: ${missing.join(', ')}`
-            : 'Running'
+            : want ? 'Running' : 'Standby'
     if (want && current === undefined) actions.push({feature, action: 'start'})
     else if (want && current !== settings) actions.push({feature, action: 'restart', why: {kind: 'restart', message: 'restarting with new settings'}})
     else if (!want && current !== undefined) {
+      // (A leader never becomes a standby again: it exits when it loses the lease.)
       const why: StopReason = !config
         ? {kind: 'invalid-config', message: 'the OperatorConfig is invalid (see its Valid condition)'}
         : !enabled
@@ -95,6 +113,7 @@ export function planFeatures(
 export class FeatureSet {
   private readonly running = new Map<string, {settings: string; instance: RunningFeature}>()
   private applying: Promise<unknown> = Promise.resolve()
+  private readonly listeners = new Set<() => void>()
   /** The operator's own CRDs that enabled features need and do not find (→ feature names), as last applied. */
   missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map()
 
@@ -105,17 +124,26 @@ export class FeatureSet {
     private readonly logger: Logger,
   ) {}
 
-  /** Brings the running features in line with the config; returns their state for the OperatorConfig status. */
-  apply(config: OperatorConfig | undefined): Promise<ControllerState[]> {
-    return this.queue(config, false)
+  /**
+   * Brings the running features in line with the config and this replica's role (a standby runs only the
+   * everyReplica features); returns their state for the OperatorConfig status.
+   */
+  apply(config: OperatorConfig | undefined, leading = true): Promise<ControllerState[]> {
+    return this.queue(config, leading, false)
   }
 
   async stopAll(): Promise<void> {
-    await this.queue(undefined, true)
+    await this.queue(undefined, true, true)
   }
 
-  private queue(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
-    const next = this.applying.then(() => this.applyNow(config, shutdown))
+  /** Called when a running feature's problem() changes (the OperatorConfig controller reconciles again). */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private queue(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean): Promise<ControllerState[]> {
+    const next = this.applying.then(() => this.applyNow(config, leading, shutdown))
     this.applying = next.catch(() => {})
     return next
   }
@@ -127,11 +155,26 @@ export class FeatureSet {
     return {ok: false, message: `missing CRDs: ${missing.join('; ')}; ${INSTALL_CRDS_HINT}`}
   }
 
-  private async applyNow(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
+  /** The readiness check `features`: fails while a started feature could not start (e.g. its port is in use). */
+  failedCheck(): {ok: boolean; message?: string} {
+    const failed = this.problems()
+    if (failed.length === 0) return {ok: true}
+    return {ok: false, message: failed.map(([name, problem]) => `${name}: ${problem}`).join('; ')}
+  }
+
+  private problems(): Array<[string, string]> {
+    return [...this.running].flatMap(([name, {instance}]) => {
+      const problem = instance.problem?.()
+      return problem ? [[name, problem] as [string, string]] : []
+    })
+  }
+
+  private async applyNow(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
     const isEstablished = (crd: string) => this.gate.isEstablished(crd)
-    const {actions, states, missingOwnCrds} = planFeatures(this.features, config, isEstablished, current)
+    const {actions, states, missingOwnCrds} = planFeatures(this.features, config, isEstablished, current, leading)
     this.missingOwnCrds = missingOwnCrds
+    const context: FeatureContext = {changed: () => this.listeners.forEach((listener) => listener())}
     for (const {feature, action, why} of actions) {
       if (action === 'stop' || action === 'restart') {
         await this.running.get(feature.name)?.instance.stop(shutdown ? {kind: 'shutdown', message: 'the operator is shutting down'} : why)
@@ -139,11 +182,13 @@ export class FeatureSet {
         this.logger.info(action === 'stop' ? 'feature stopped' : 'feature restarting with new settings', {feature: feature.name})
       }
       if ((action === 'start' || action === 'restart') && config) {
-        const instance = feature.start(this.manager, config, isEstablished)
+        const instance = feature.start(this.manager, config, isEstablished, context)
         this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
       }
     }
-    return states
+    // A feature that was started but could not serve is not running: the status and /readyz say why.
+    const failed = new Map(this.problems())
+    return states.map((state) => (failed.has(state.name) ? {...state, running: false, reason: `${FAILED_PREFIX}${failed.get(state.name)}`} : state))
   }
 }

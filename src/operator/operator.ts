@@ -38,6 +38,7 @@ export function createOperator(options: OperatorOptions): Operator {
   const {controller, state} = createOperatorConfigController({manager, gate, features, recorder})
   manager.addController(controller)
   manager.addReadyzCheck('crds', () => features.crdCheck())
+  manager.addReadyzCheck('features', () => features.failedCheck())
   return {
     manager,
     config: state,

@@ -4,6 +4,7 @@
  * One in-process operator (JSON logs captured), the API simulator, the shared control plane.
  */
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
 import {endpointCrd} from '../../src/crds/endpoint.js'
 import {customResourceDefinitions} from '../../src/crds/render.js'
@@ -134,6 +135,32 @@ describe('status that tells the truth (in-process operator + simulator)', functi
     const event = await eventually(async () => (await events(apps, 'backend-only')).find((e) => e.reason === 'NothingToMonitor'), 30_000, 'NothingToMonitor Event')
     assert.equal(event.type, 'Normal')
     assert.equal(event.message, `Ingress ${apps}/backend-only is monitored, but there is nothing to monitor: the Ingress has no rules (at most a default backend), so it has no host to check.`)
+  })
+
+  it('a webhook whose port is in use is not reported healthy: Failed in status.controllers, Ready=False, /readyz failing; a free port → Running', async () => {
+    const busy = net.createServer()
+    await new Promise<void>((resolve) => busy.listen(0, resolve))
+    const busyPort = (busy.address() as net.AddressInfo).port
+    try {
+      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {enabled: true, port: busyPort}}})
+      const failed = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.reason?.startsWith('Failed:')), 'webhook Failed')
+      const state = failed.status!.controllers!.find((c) => c.name === 'external-dns-webhook')!
+      assert.equal(state.running, false)
+      assert.match(state.reason!, /EADDRINUSE.*set external_dns_webhook\.port to a free port/)
+      assert.equal(failed.status?.phase, 'Degraded')
+      assert.equal(condition(failed, 'Ready')?.reason, 'FeatureFailed')
+      const readyz = await fetch(`${probeUrl}/readyz?verbose`)
+      assert.notEqual(readyz.status, 200)
+      assert.match(await readyz.text(), /features.*external-dns-webhook.*EADDRINUSE/)
+
+      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {port: await freePort()}}})
+      const running = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.running), 'webhook Running')
+      assert.equal(condition(running, 'Ready')?.status, 'True')
+      await eventually(async () => (await fetch(`${probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
+    } finally {
+      busy.close()
+      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {enabled: false}}})
+    }
   })
 
   it('`kubectl delete crd endpoints.polycrate.io`: Ready=False and /readyz failing, both naming the CRD and how to install it; back → Ready', async () => {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import type {OperatorConfig} from '../../src/operator/config/operator-config.js'
-import {planFeatures, type Feature} from '../../src/operator/features.js'
+import type {Logger} from '../../src/lib/logger.js'
+import {FeatureSet, planFeatures, type Feature} from '../../src/operator/features.js'
+import type {CrdGate} from '../../src/operator/runtime/crd-gate.js'
+import type {Manager} from '../../src/operator/runtime/manager.js'
 
 const feature = (name: string, options: Partial<Feature> = {}): Feature => ({
   name,
@@ -61,5 +64,52 @@ describe('planFeatures', () => {
     assert.equal(why(undefined, true), 'invalid-config')
     assert.equal(why(config(), false, feature('node-discovery', {requiredCrds: ['k8sclusters.polycrate.io']})), 'missing-crds')
     assert.equal(why(config({node_discovery: {label_selector: 'a=b'}}), true), 'restart')
+  })
+})
+
+describe('planFeatures on a standby replica', () => {
+  const discovery = feature('node-discovery')
+  const webhook = feature('external-dns-webhook', {everyReplica: true})
+
+  it('a standby runs only the everyReplica features; the leader runs all', () => {
+    const standby = planFeatures([discovery, webhook], config(), () => true, new Map(), false)
+    assert.deepEqual(standby.actions.map((a) => `${a.action} ${a.feature.name}`), ['start external-dns-webhook'])
+    assert.deepEqual(standby.states.map((s) => `${s.name} ${s.reason}`), ['node-discovery Standby', 'external-dns-webhook Running'])
+    const running = new Map([['external-dns-webhook', settingsOf(config())]])
+    const promoted = planFeatures([discovery, webhook], config(), () => true, running, true)
+    // the webhook keeps serving through the promotion: it is neither stopped nor restarted
+    assert.deepEqual(promoted.actions.map((a) => `${a.action} ${a.feature.name}`), ['start node-discovery'])
+  })
+})
+
+describe('FeatureSet', () => {
+  const silent = {debug() {}, info() {}, warn() {}, error() {}, child() { return silent }}
+  const manager = {} as unknown as Manager
+  const gate = {isEstablished: () => true} as unknown as CrdGate
+
+  it('a feature whose start fails later is reported Failed with its problem, in the states and the readiness check', async () => {
+    let fail: ((message: string) => void) | undefined
+    const server = feature('external-dns-webhook', {
+      everyReplica: true,
+      start: (_manager, _config, _established, context) => {
+        let problem: string | undefined
+        fail = (message) => {
+          problem = message
+          context.changed()
+        }
+        return {problem: () => problem, stop: async () => {}}
+      },
+    })
+    const set = new FeatureSet(manager, gate, [server], silent as unknown as Logger)
+    let changes = 0
+    set.onChange(() => changes++)
+    assert.deepEqual(await set.apply(config(), false), [{name: 'external-dns-webhook', enabled: true, running: true, reason: 'Running'}])
+    assert.deepEqual(set.failedCheck(), {ok: true})
+    fail!('could not start: listen EADDRINUSE: address already in use :::8888')
+    assert.equal(changes, 1)
+    assert.deepEqual(await set.apply(config(), false), [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: listen EADDRINUSE: address already in use :::8888'}])
+    assert.deepEqual(set.failedCheck(), {ok: false, message: 'external-dns-webhook: could not start: listen EADDRINUSE: address already in use :::8888'})
+    await set.stopAll()
+    assert.deepEqual(set.failedCheck(), {ok: true})
   })
 })

@@ -137,6 +137,19 @@ describe('OperatorConfig', () => {
       assert.equal(statusChanged({...previous, ...next, conditions: [...previous.conditions, ...next.conditions!]}, next), false)
     })
 
+    it('a feature that could not start (port in use) → phase Degraded, Ready=False FeatureFailed naming it and why; started → Ready', () => {
+      const config = operatorConfigSpec.parse({})
+      const failed = [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: listen EADDRINUSE; set external_dns_webhook.port to a free port'}]
+      const degraded = operatorConfigStatus(undefined, 1, {ok: true, config}, failed, 't1')
+      assert.equal(degraded.phase, 'Degraded')
+      const ready = degraded.conditions!.find((c) => c.type === 'Ready')!
+      assert.equal(ready.status, 'False')
+      assert.equal(ready.reason, 'FeatureFailed')
+      assert.equal(ready.message, 'Not running: external-dns-webhook (could not start: listen EADDRINUSE; set external_dns_webhook.port to a free port).')
+      const fixed = operatorConfigStatus(degraded, 2, {ok: true, config}, [{name: 'external-dns-webhook', enabled: true, running: true, reason: 'Running'}], 't2')
+      assert.equal(fixed.phase, 'Ready')
+    })
+
     it('an own CRD missing → phase Degraded, Ready=False naming the CRD, its features and the install command; back → Ready', () => {
       const config = operatorConfigSpec.parse({})
       const controllers = [{name: 'endpoint-discovery', enabled: true, running: false, reason: 'CRDsMissing: endpoints.polycrate.io'}]

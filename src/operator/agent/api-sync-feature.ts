@@ -53,6 +53,8 @@ export function createApiSyncFeature(session: ApiSession): Feature {
       {group: crdResource(operatorConfigCrd).group, resource: `${operatorConfigCrd.plural}/status`, verbs: ['get', 'patch'], scope: 'namespace'},
     ],
     settings: (config) => ({api: config.api_sync, local: config.local_cluster, secret: credentialsSecret(config), prefix: config.agent.agent_id_prefix}),
+    // A standby keeps the session current too (token, and the identity the leader resolved), for the webhooks.
+    everyReplica: true,
     start: (manager, config) => startApiSync(manager, config, session),
   }
 }
@@ -72,8 +74,9 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     kind: 'Secret',
     fieldSelector: `metadata.name=${secretRef.secret_name}`,
   }, () => [key])
+  // A standby also follows the status: the identity it serves with is the one the leader resolved and wrote there.
   const configs = builder.watches<OperatorConfigObject>({resource: operatorConfigResource(namespace), kind: operatorConfigCrd.kind}, () => [key], {
-    onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation,
+    onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation || !manager.isLeader,
   })
   let reportedAgentId: string | undefined
   let ownAppSynced: string | undefined
@@ -181,8 +184,29 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     }
   }
 
+  /**
+   * A standby sends no heartbeat (one agent, one reporter) and writes nothing: it takes the token from the Secret and
+   * the workspace, organization and cluster from the status the leader wrote, so its webhooks can call the API.
+   */
+  const followLeader = () => {
+    const read = readToken()
+    if ('problem' in read) return session.disconnected(read.problem)
+    session.clientFor(apiUrl, read.token)
+    const status = configs.cache.get(key)?.status
+    const apiSync = status?.api_sync
+    if (!apiSync?.workspace_id || !apiSync.workspace_name) return session.disconnected('the leader has not connected to the Polycrate API yet')
+    session.connected({
+      workspaceId: apiSync.workspace_id,
+      workspaceName: apiSync.workspace_name,
+      organizationId: apiSync.organization_id ?? undefined,
+      organizationName: apiSync.organization_name ?? undefined,
+      clusterId: status?.local_cluster?.cluster_id ?? undefined,
+    })
+  }
+
   const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
     if (requested !== key) return
+    if (!manager.isLeader) return followLeader()
     const object = configs.cache.get(key)
     const read = readToken()
     const outcome: ApiSyncOutcome = 'problem' in read
@@ -226,11 +250,14 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     }
   }
 
-  const running = builder.complete(reconcile, {maxConcurrentReconciles: 1})
+  const running = builder.complete(reconcile, {maxConcurrentReconciles: 1, needLeaderElection: false})
   running.enqueue(key)
+  // Promoted: the first heartbeat goes out at once.
+  const unsubscribe = manager.onLeadershipChange(() => running.enqueue(key))
   return {
     async stop(why?: StopReason) {
       const object = configs.cache.get(key)
+      unsubscribe()
       await running.stop()
       const message = why?.kind === 'disabled'
         ? 'API sync is disabled (api_sync.enabled is false).'
@@ -239,7 +266,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
       session.disconnected(message)
       // The condition must not go on claiming a connection nobody keeps (after a restart the new run reports at
       // once; at shutdown the next leader takes over).
-      if (!object || why?.kind === 'restart' || why?.kind === 'shutdown') return
+      if (!object || !manager.isLeader || why?.kind === 'restart' || why?.kind === 'shutdown') return
       const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
       const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, new Date().toISOString())
       const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}

@@ -2,6 +2,9 @@
  * The OperatorConfig controller: reads the singleton `default` in the operator namespace, validates it, starts and
  * stops the feature controllers accordingly, and writes what it did into the status. An invalid spec pauses
  * discovery and says which field is wrong; the operator keeps running.
+ *
+ * It runs on every replica: a standby starts the features that serve on every replica (the DNS webhooks) and writes
+ * nothing; the leader starts the rest and owns the status and the Events.
  */
 import {operatorConfigCrd, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operator-config.js'
 import {API_VERSION, type CustomObject} from '../../crds/define.js'
@@ -62,7 +65,9 @@ export function createOperatorConfigController(options: OperatorConfigController
   const now = options.now ?? (() => new Date())
 
   const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
+    const leading = manager.isLeader
     if (requested !== key) {
+      if (!leading) return
       const other = informer.cache.get(requested)
       if (!other) return
       const {name = '', namespace: otherNamespace = ''} = other.metadata
@@ -81,7 +86,8 @@ export function createOperatorConfigController(options: OperatorConfigController
     const validation = validateOperatorConfig(object?.spec ?? {})
     const config = validation.ok ? validation.config : undefined
     state.set(config)
-    const controllers = await features.apply(config)
+    const controllers = await features.apply(config, leading)
+    if (!leading) return
     if (!object) {
       logger.debug('no OperatorConfig; running with the defaults')
       return
@@ -104,6 +110,7 @@ export function createOperatorConfigController(options: OperatorConfigController
     name: 'operatorconfig',
     reconcile,
     maxConcurrentReconciles: 1,
+    needLeaderElection: false,
     logger: manager.logger,
     metrics: manager.metrics,
     watches: [
@@ -114,5 +121,8 @@ export function createOperatorConfigController(options: OperatorConfigController
     ],
   })
   gate.onChange(() => controller.enqueue(key))
+  // Promoted to leader: start the leader's features and take over the status; a feature's problem changed: report it.
+  manager.onLeadershipChange(() => controller.enqueue(key))
+  features.onChange(() => controller.enqueue(key))
   return {controller, state}
 }

@@ -137,6 +137,9 @@ export type OwnStatus = Pick<OperatorConfigStatus, 'phase' | 'message' | 'observ
 
 const ownConditionTypes: readonly string[] = [conditionTypes.valid, conditionTypes.ready]
 
+/** The reason of a feature that was started but could not run (FeatureSet): `Failed: <why>`. */
+export const FAILED_PREFIX = 'Failed: '
+
 /** The status for a validation outcome and the state of the feature controllers (pure). */
 export function operatorConfigStatus(
   previous: OperatorConfigStatus | undefined,
@@ -161,6 +164,12 @@ export function operatorConfigStatus(
     const message = `CRD${missingOwnCrds.size > 1 ? 's' : ''} missing: ${missing.join('; ')}. Those controllers are stopped until it is back: ` +
       'install the CRDs with `polycrate operator install-crds` (or `polycrate operator crds | kubectl apply -f -`).'
     conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'CRDsMissing', message, observedGeneration: generation}, now)
+    return {...base, phase: 'Degraded', message, conditions}
+  }
+  const failed = controllers.filter((c) => c.reason?.startsWith(FAILED_PREFIX))
+  if (failed.length > 0) {
+    const message = `Not running: ${failed.map((c) => `${c.name} (${c.reason!.slice(FAILED_PREFIX.length)})`).join('; ')}.`
+    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'FeatureFailed', message, observedGeneration: generation}, now)
     return {...base, phase: 'Degraded', message, conditions}
   }
   const running = controllers.filter((c) => c.running).map((c) => c.name)

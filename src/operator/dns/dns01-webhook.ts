@@ -34,7 +34,7 @@ import {DNS01_SERVING_SECRET, EXTENSION_APISERVER_AUTHENTICATION, OPERATOR_NAME}
 import type {Feature} from '../features.js'
 import {apiClient, DnsApi, dnsWebhookMetrics, KeyedLock, WebhookFailure} from './dns-api.js'
 import {normalizeName, txtContent, txtValue, zodReason} from './records.js'
-import {mediaType, readJsonBody, webhookHandler} from './serve.js'
+import {mediaType, readJsonBody, serverFeature, webhookHandler} from './serve.js'
 
 export const DNS01_BODY_LIMIT = 64 * 1024
 /** TTL of the challenge records: short, they live for minutes. */
@@ -136,17 +136,15 @@ export function Dns01Webhook(session: ApiSession): Feature {
       {group: '', resource: 'secrets', verbs: ['get'], scope: 'namespace', names: [DNS01_SERVING_SECRET]},
     ],
     settings: (config) => config.dns01_webhook,
-    start(manager, config) {
+    // What a challenge needs (the DNS API, the front-proxy CA) does not depend on the lease: every replica serves.
+    everyReplica: true,
+    start(manager, config, _isEstablished, context) {
       const logger = manager.logger.child({component: 'dns01-webhook'})
       const {group_name: groupName, solver_name: solverName, port} = config.dns01_webhook
-      const running = (async () => {
+      return serverFeature(async () => {
         const tls = await servingCertificate(manager.client, manager.namespace, logger)
         return startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client)})
-      })().catch((error: unknown) => {
-        logger.error('DNS01 webhook could not start: set dns01_webhook.port to a free port', {error: (error as Error).message})
-        return undefined
-      })
-      return {stop: async () => (await running)?.close()}
+      }, {what: 'DNS01 webhook', hint: 'set dns01_webhook.port to a free port', logger, context})
     },
   }
 }

@@ -37,7 +37,7 @@ import {
   type Zone,
   type ZoneRecord,
 } from './records.js'
-import {mediaType, readJsonBody, webhookHandler} from './serve.js'
+import {mediaType, readJsonBody, serverFeature, webhookHandler} from './serve.js'
 
 /** Largest request body: ample for thousands of changes, far below what could exhaust memory. */
 export const EXTERNAL_DNS_BODY_LIMIT = 4 * 1024 * 1024
@@ -62,13 +62,14 @@ export function ExternalDnsWebhook(session: ApiSession): Feature {
     // Only the Polycrate DNS API: nothing in the cluster.
     permissions: [],
     settings: (config) => config.external_dns_webhook,
-    start(manager, config) {
+    // Reads of the DNS API need no lease: every replica serves, so a leader change drops no call.
+    everyReplica: true,
+    start(manager, config, _isEstablished, context) {
       const logger = manager.logger.child({component: 'external-dns-webhook'})
-      const running = startExternalDnsWebhook({port: config.external_dns_webhook.port, session, registry: manager.metrics.registry, logger}).catch((error: unknown) => {
-        logger.error('external-dns webhook could not start: set external_dns_webhook.port to a free port', {error: (error as Error).message})
-        return undefined
-      })
-      return {stop: async () => (await running)?.close()}
+      return serverFeature(
+        () => startExternalDnsWebhook({port: config.external_dns_webhook.port, session, registry: manager.metrics.registry, logger}),
+        {what: 'external-dns webhook', hint: 'set external_dns_webhook.port to a free port', logger, context},
+      )
     },
   }
 }

@@ -5,6 +5,7 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {HttpError, readBody, type RequestHandler} from '../../lib/http-server.js'
 import type {Logger} from '../../lib/logger.js'
+import type {FeatureContext, RunningFeature} from '../features.js'
 import {WebhookFailure, type DnsWebhookMetrics, type WebhookName} from './dns-api.js'
 import {parseJson} from './records.js'
 
@@ -56,4 +57,27 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
 /** A media type header without spaces and in lower case, for an exact comparison. */
 export function mediaType(header: string | undefined): string {
   return (header ?? '').replace(/\s+/g, '').toLowerCase()
+}
+
+/**
+ * A webhook feature's server, started in the background: until it listens the feature reports no problem; a start
+ * that fails (port in use, no certificate) is logged with `hint` and reported by problem(), so the OperatorConfig
+ * status and /readyz show the webhook as not running, and why.
+ */
+export function serverFeature(
+  start: () => Promise<{close(): Promise<void>}>,
+  options: {what: string; hint: string; logger: Logger; context: FeatureContext},
+): RunningFeature {
+  let problem: string | undefined
+  const running = start().catch((error: unknown) => {
+    const message = (error as Error).message
+    options.logger.error(`${options.what} could not start: ${options.hint}`, {error: message})
+    problem = `could not start: ${message}; ${options.hint}`
+    options.context.changed()
+    return undefined
+  })
+  return {
+    problem: () => problem,
+    stop: async () => (await running)?.close(),
+  }
 }

@@ -37,6 +37,8 @@ export interface CompleteOptions {
   maxConcurrentReconciles?: number
   /** Requeue every watched object's keys this often (default 10 h); 0 disables. */
   resyncPeriodMs?: number
+  /** false: the controller runs on every replica, not only on the leader (it must then write nothing). */
+  needLeaderElection?: boolean
 }
 
 export interface RunningController {
@@ -78,7 +80,7 @@ export class ControllerBuilder {
     return informer
   }
 
-  /** Builds the controller and adds it to the manager (it runs while this process leads). */
+  /** Builds the controller and adds it to the manager (it runs while this process leads, unless needLeaderElection is false). */
   complete(reconcile: Reconciler, options: CompleteOptions = {}): RunningController {
     if (this.built) throw new Error(`controller ${this.name} is built already`)
     this.built = true
@@ -90,6 +92,7 @@ export class ControllerBuilder {
       reads: this.readList,
       maxConcurrentReconciles: options.maxConcurrentReconciles ?? manager.maxConcurrentReconciles,
       resyncPeriodMs: options.resyncPeriodMs,
+      needLeaderElection: options.needLeaderElection,
       logger: manager.logger,
       metrics: manager.metrics,
     })

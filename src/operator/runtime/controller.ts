@@ -57,10 +57,17 @@ export interface ControllerOptions {
   resyncPeriodMs?: number
   logger?: Logger
   metrics?: OperatorMetrics
+  /**
+   * Whether the controller runs only while this process holds the leader lease (default true). A controller that
+   * writes nothing (it only keeps in-memory state current, e.g. what the webhooks of a standby replica serve from)
+   * runs on every replica, like a controller-runtime Runnable whose NeedLeaderElection() is false.
+   */
+  needLeaderElection?: boolean
 }
 
 export class Controller {
   readonly name: string
+  readonly needLeaderElection: boolean
   queue: WorkQueue
   private readonly logger: Logger
   private readonly workers: number
@@ -72,6 +79,7 @@ export class Controller {
 
   constructor(private readonly options: ControllerOptions) {
     this.name = options.name
+    this.needLeaderElection = options.needLeaderElection ?? true
     this.workers = Math.max(1, options.maxConcurrentReconciles ?? 4)
     this.logger = (options.logger ?? silentLogger).child({controller: options.name})
     this.queue = new WorkQueue({name: options.name, metrics: options.metrics})

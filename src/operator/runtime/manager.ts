@@ -1,5 +1,6 @@
 /**
- * The manager: one process running shared informers, controllers (only while leader), leader election, the
+ * The manager: one process running shared informers, controllers (only while leader, except those that write nothing
+ * and set needLeaderElection: false), leader election, the
  * metrics and probe servers, and graceful shutdown (stop intake, drain in-flight reconciles within the grace
  * period, release the lease, close the servers).
  */
@@ -186,10 +187,10 @@ export class Manager {
     return recorder
   }
 
-  /** Adds a controller; it runs while this process leads. */
+  /** Adds a controller; it runs while this process leads (or, with needLeaderElection false, while the manager runs). */
   addController(controller: Controller): void {
     this.controllers.add(controller)
-    if (this.leading) controller.start()
+    if (controller.needLeaderElection ? this.leading : this.started) controller.start()
   }
 
   async removeController(controller: Controller): Promise<void> {
@@ -231,6 +232,7 @@ export class Manager {
 
     this.started = true
     for (const {informer} of this.informers.values()) informer.start()
+    for (const controller of this.controllers) if (!controller.needLeaderElection) controller.start()
 
     if (this.options.podName) {
       this.podLabel = new LeaderPodLabel({client: this.client, namespace: this.namespace, podName: this.options.podName, logger: this.logger})
