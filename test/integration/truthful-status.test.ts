@@ -146,12 +146,12 @@ describe('status that tells the truth (in-process operator + simulator)', functi
       const failed = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.reason?.startsWith('Failed:')), 'webhook Failed')
       const state = failed.status!.controllers!.find((c) => c.name === 'external-dns-webhook')!
       assert.equal(state.running, false)
-      assert.match(state.reason!, /EADDRINUSE.*set external_dns_webhook\.port to a free port/)
+      assert.match(state.reason!, /^Failed: could not start: .*is in use.* \(OperatorConfig external_dns_webhook\.port\)$/)
       assert.equal(failed.status?.phase, 'Degraded')
       assert.equal(condition(failed, 'Ready')?.reason, 'FeatureFailed')
       const readyz = await fetch(`${probeUrl}/readyz?verbose`)
       assert.notEqual(readyz.status, 200)
-      assert.match(await readyz.text(), /features.*external-dns-webhook.*EADDRINUSE/)
+      assert.match(await readyz.text(), /features.*external-dns-webhook: could not start.*is in use/)
 
       await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {port: await freePort()}}})
       const running = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.running), 'webhook Running')

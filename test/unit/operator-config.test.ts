@@ -139,13 +139,13 @@ describe('OperatorConfig', () => {
 
     it('a feature that could not start (port in use) → phase Degraded, Ready=False FeatureFailed naming it and why; started → Ready', () => {
       const config = operatorConfigSpec.parse({})
-      const failed = [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: listen EADDRINUSE; set external_dns_webhook.port to a free port'}]
+      const failed = [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'}]
       const degraded = operatorConfigStatus(undefined, 1, {ok: true, config}, failed, 't1')
       assert.equal(degraded.phase, 'Degraded')
       const ready = degraded.conditions!.find((c) => c.type === 'Ready')!
       assert.equal(ready.status, 'False')
       assert.equal(ready.reason, 'FeatureFailed')
-      assert.equal(ready.message, 'Not running: external-dns-webhook (could not start: listen EADDRINUSE; set external_dns_webhook.port to a free port).')
+      assert.equal(ready.message, 'Not running: external-dns-webhook (could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)).')
       const fixed = operatorConfigStatus(degraded, 2, {ok: true, config}, [{name: 'external-dns-webhook', enabled: true, running: true, reason: 'Running'}], 't2')
       assert.equal(fixed.phase, 'Ready')
     })

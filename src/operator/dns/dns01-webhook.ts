@@ -144,7 +144,7 @@ export function Dns01Webhook(session: ApiSession): Feature {
       return serverFeature(async () => {
         const tls = await servingCertificate(manager.client, manager.namespace, logger)
         return startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client)})
-      }, {what: 'DNS01 webhook', hint: 'set dns01_webhook.port to a free port', logger, context})
+      }, {what: 'DNS01 webhook', hint: 'OperatorConfig dns01_webhook.port', logger, context})
     },
   }
 }

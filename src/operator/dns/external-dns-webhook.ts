@@ -68,7 +68,7 @@ export function ExternalDnsWebhook(session: ApiSession): Feature {
       const logger = manager.logger.child({component: 'external-dns-webhook'})
       return serverFeature(
         () => startExternalDnsWebhook({port: config.external_dns_webhook.port, session, registry: manager.metrics.registry, logger}),
-        {what: 'external-dns webhook', hint: 'set external_dns_webhook.port to a free port', logger, context},
+        {what: 'external-dns webhook', hint: 'OperatorConfig external_dns_webhook.port', logger, context},
       )
     },
   }

@@ -61,8 +61,8 @@ export function mediaType(header: string | undefined): string {
 
 /**
  * A webhook feature's server, started in the background: until it listens the feature reports no problem; a start
- * that fails (port in use, no certificate) is logged with `hint` and reported by problem(), so the OperatorConfig
- * status and /readyz show the webhook as not running, and why.
+ * that fails (port in use, no certificate) is logged with `hint` (the setting it depends on) and reported by
+ * problem(), so the OperatorConfig status and /readyz show the webhook as not running, and why.
  */
 export function serverFeature(
   start: () => Promise<{close(): Promise<void>}>,
@@ -71,8 +71,8 @@ export function serverFeature(
   let problem: string | undefined
   const running = start().catch((error: unknown) => {
     const message = (error as Error).message
-    options.logger.error(`${options.what} could not start: ${options.hint}`, {error: message})
-    problem = `could not start: ${message}; ${options.hint}`
+    options.logger.error(`${options.what} could not start (${options.hint})`, {error: message})
+    problem = `could not start: ${message} (${options.hint})`
     options.context.changed()
     return undefined
   })
