@@ -4,12 +4,17 @@
  * client-node) reads it — same sources in the same order, same merge of a $KUBECONFIG list, same messages — and
  * gives a `KubeClient` what it needs: the server, TLS options and the bearer token.
  *
+ * The in-cluster service account is read as client-node's `loadFromCluster` reads it: the server from
+ * KUBERNETES_SERVICE_HOST/PORT, the mounted CA, and the mounted token read again once it is a minute old (projected
+ * tokens are rotated by the kubelet). `polycrate operator run` uses this reader too, so that the operator does not
+ * load client-node (about 75 MiB of memory) unless a kubeconfig needs it.
+ *
  * What it does not read the same way is "unsupported" (never guessed): then the caller uses `loadKubeConfig`. That is
- * the in-cluster service account, exec and auth-provider plugins, basic auth, impersonation, proxy-url, a context
- * without a user, plain http without insecure-skip-tls-verify, entries client-node would reject, and names that
- * occur in two files of $KUBECONFIG.
+ * exec and auth-provider plugins, basic auth, impersonation, proxy-url, a context without a user, plain http without
+ * insecure-skip-tls-verify, entries client-node would reject, and names that occur in two files of $KUBECONFIG.
  */
 import {existsSync, readFileSync} from 'node:fs'
+import {isIPv6} from 'node:net'
 import type https from 'node:https'
 import {homedir} from 'node:os'
 import path from 'node:path'
@@ -33,7 +38,7 @@ export interface KubeConfigOptions {
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 
-interface Cluster {
+export interface Cluster {
   name: string
   server: string
   caFile?: string
@@ -42,9 +47,11 @@ interface Cluster {
   tlsServerName?: string
 }
 
-interface User {
+export interface User {
   name: string
   token?: string
+  /** Read when first needed and again once it is older than TOKEN_FILE_MAX_AGE_MS (the in-cluster token). */
+  tokenFile?: string
   certFile?: string
   certData?: string
   keyFile?: string
@@ -65,13 +72,18 @@ interface Parsed {
   currentContext?: string
 }
 
+/** How long a token read from a token file is used before the file is read again (client-node's FileAuth: 60 s). */
+export const TOKEN_FILE_MAX_AGE_MS = 60_000
+
 /** The request options of one kubeconfig identity, for `KubeClient`; what client-node's KubeConfig sets, too. */
 export class LightKubeConfig {
   private readonly files = new Map<string, Buffer>()
+  private fileToken?: {token: string; readAt: number}
 
   constructor(
     private readonly cluster: Cluster,
     private readonly user: User,
+    private readonly now: () => number = Date.now,
   ) {}
 
   getCurrentCluster(): {server: string} {
@@ -87,7 +99,17 @@ export class LightKubeConfig {
     if (cert) options.cert = cert
     const key = this.bytes(this.user.keyFile, this.user.keyData)
     if (key) options.key = key
-    if (this.user.token) options.headers = {...options.headers, Authorization: `Bearer ${this.user.token}`}
+    const token = this.user.token ?? this.tokenFromFile()
+    if (token) options.headers = {...options.headers, Authorization: `Bearer ${token}`}
+  }
+
+  private tokenFromFile(): string | undefined {
+    const file = this.user.tokenFile
+    if (!file) return undefined
+    if (!this.fileToken || this.now() - this.fileToken.readAt > TOKEN_FILE_MAX_AGE_MS) {
+      this.fileToken = {token: readFileSync(file, 'utf8').trim(), readAt: this.now()}
+    }
+    return this.fileToken.token
   }
 
   /** A file (read when first needed, as client-node reads it per request) or base64 data. */
@@ -149,13 +171,13 @@ export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSou
 }
 
 /**
- * `--kubeconfig`; inside a pod with no flag, the in-cluster service account (unsupported here); then `$KUBECONFIG`
- * (a list, merged as client-node merges it: a later file's current-context wins); then `~/.kube/config`.
+ * `--kubeconfig`; inside a pod with no flag, the in-cluster service account; then `$KUBECONFIG` (a list, merged as
+ * client-node merges it: a later file's current-context wins); then `~/.kube/config`.
  * Throws KubeConfigError with `loadKubeConfig`'s messages.
  */
-export function loadLightKubeConfig(options: KubeConfigOptions = {}): LightLoadedKubeConfig | Unsupported {
+export function loadLightKubeConfig(options: KubeConfigOptions = {}, now: () => number = Date.now): LightLoadedKubeConfig | Unsupported {
   const where = kubeConfigSource(options)
-  if (where.inCluster) return {unsupported: 'in-cluster service account'}
+  if (where.inCluster) return inCluster(options, where.source, now)
   let parsed = readFile(where.files[0]!)
   for (const file of where.files.slice(1)) {
     if ('unsupported' in parsed) break
@@ -188,6 +210,21 @@ export function loadLightKubeConfig(options: KubeConfigOptions = {}): LightLoade
   return {kubeConfig: new LightKubeConfig(cluster, user), source, server: cluster.server, namespace: context.namespace}
 }
 
+/** client-node's `loadFromCluster`: https, an IPv6 host in brackets, the mounted CA, token and namespace. */
+function inCluster(options: KubeConfigOptions, source: string, now: () => number): LightLoadedKubeConfig | Unsupported {
+  const env = options.env ?? process.env
+  const host = env.KUBERNETES_SERVICE_HOST ?? ''
+  const port = env.KUBERNETES_SERVICE_PORT ?? ''
+  // client-node then refuses every request (http without insecure-skip-tls-verify): its error, not a guess of ours.
+  if (['80', '8080', '8001'].includes(port)) return {unsupported: 'in-cluster service account on an http port'}
+  const server = `https://${isIPv6(host) ? `[${host}]` : host}:${port}`
+  const dir = `${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}`
+  const cluster: Cluster = {name: 'inCluster', server, caFile: `${dir}/ca.crt`, skipTLSVerify: false}
+  const namespaceFile = `${dir}/namespace`
+  const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8') : undefined
+  return {kubeConfig: new LightKubeConfig(cluster, {name: 'inClusterUser', tokenFile: `${dir}/token`}, now), source, server, namespace}
+}
+
 /** client-node's `mergeConfig`: the later current-context wins; a name in both it rejects (unsupported here). */
 function merge(into: Parsed, other: Parsed | Unsupported): Parsed | Unsupported {
   if ('unsupported' in other) return other
@@ -215,6 +252,30 @@ function readFile(file: string): Parsed | Unsupported {
   } catch (error) {
     throw new KubeConfigError(`Cannot read kubeconfig ${file}: ${(error as Error).message}`)
   }
+  return parse(doc, file)
+}
+
+/**
+ * The cluster and user of the current context of a kubeconfig given as text (e.g. from a Secret): no files are read,
+ * so only embedded data counts. Throws KubeConfigError when it is no YAML.
+ */
+export function currentIdentity(text: string, source: string): {cluster: Cluster; user: User} | Unsupported {
+  let doc: unknown
+  try {
+    doc = yaml.load(text)
+  } catch (error) {
+    throw new KubeConfigError(`Cannot read kubeconfig ${source}: ${(error as Error).message}`)
+  }
+  const parsed = parse(doc, source, false)
+  if ('unsupported' in parsed) return parsed
+  const context = parsed.contexts.find((c) => c.name === parsed.currentContext)
+  const cluster = context && parsed.clusters.find((c) => c.name === context.cluster)
+  const user = context?.user === undefined ? undefined : parsed.users.find((u) => u.name === context.user)
+  if (!cluster || !user) return {unsupported: 'its current context names no cluster or no user'}
+  return {cluster, user}
+}
+
+function parse(doc: unknown, file: string, filesAllowed = true): Parsed | Unsupported {
   const unsupported = (why: string): Unsupported => ({unsupported: `${file}: ${why}`})
   if (!isDoc(doc)) return unsupported('not a mapping')
   const list = (key: string): Doc[] | undefined => {
@@ -255,7 +316,7 @@ function readFile(file: string): Parsed | Unsupported {
     }
     let token = text(user.token)
     // client-node reads `token-file` (relative to the working directory) as it is, when it loads the file.
-    if (!token && text(user['token-file'])) {
+    if (!token && text(user['token-file']) && filesAllowed) {
       try {
         token = readFileSync(user['token-file'] as string).toString()
       } catch {

@@ -50,6 +50,8 @@ describe('K8sCluster (pure)', () => {
         {cert: 'CERT', key: 'KEY'}],
       ['kubeconfig with an exec plugin', {authentication: {kubeconfig: {secretRef: {name: 'kc', key: 'kubeconfig'}}}},
         {kubeconfig: kubeconfig('    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}')}, {reason: 'UnsupportedKubeconfig'}],
+      ['kubeconfig with a token-file: the operator\'s own files are never read', {authentication: {kubeconfig: {secretRef: {name: 'kc', key: 'kubeconfig'}}}},
+        {kubeconfig: kubeconfig('    token-file: /var/run/secrets/kubernetes.io/serviceaccount/token')}, {reason: 'UnsupportedKubeconfig'}],
       ['kubeconfig with a broken CA', {authentication: {kubeconfig: {secretRef: {name: 'kc', key: 'kubeconfig'}}}},
         {kubeconfig: kubeconfig('    token: kc-token', undefined, 'CA-PEM')}, {reason: 'InvalidCACertificate', message: /certificate-authority-data of the kubeconfig in Secret ns\/kc/}],
       ['spec.caCertificate wins over the kubeconfig\'s CA', {caCertificate: rootCertificates[1], authentication: {kubeconfig: {secretRef: {name: 'kc', key: 'kubeconfig'}}}},

@@ -124,12 +124,7 @@ describe('loadLightKubeConfig (the fast path\'s kubeconfig reader) reads as load
     {name: 'an auth-provider', options: () => ({kubeconfig: file('auth-provider.yaml')}), why: /uses auth-provider/},
     {name: 'a context without a user', options: () => ({kubeconfig: file('no-user.yaml')}), why: /has no user/},
     {name: 'a name in two files of $KUBECONFIG (client-node throws "Duplicate cluster")', options: () => ({env: env(['first.yaml', 'duplicate.yaml'])}), why: /same cluster name/},
-    {name: 'the in-cluster service account', options: () => ({env: {KUBERNETES_SERVICE_HOST: '10.0.0.1'}, rootPrefix: dir}), why: /in-cluster/},
   ]
-  before(async () => {
-    await mkdir(path.join(dir, 'var/run/secrets/kubernetes.io/serviceaccount'), {recursive: true})
-    await writeFile(path.join(dir, 'var/run/secrets/kubernetes.io/serviceaccount/token'), 'sa')
-  })
   for (const c of unsupported) {
     it(`unsupported, so the CLI uses client-node: ${c.name}`, () => {
       const light = loadLightKubeConfig(c.options())
@@ -137,4 +132,57 @@ describe('loadLightKubeConfig (the fast path\'s kubeconfig reader) reads as load
       assert.match(light.unsupported, c.why)
     })
   }
+
+  describe('the in-cluster service account (as client-node\'s loadFromCluster)', () => {
+    const sa = () => path.join(dir, 'var/run/secrets/kubernetes.io/serviceaccount')
+    const saved = {host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT}
+    before(async () => {
+      await mkdir(sa(), {recursive: true})
+      await writeFile(path.join(sa(), 'token'), 'sa-token-1')
+      await writeFile(path.join(sa(), 'ca.crt'), 'CLUSTER CA')
+      await writeFile(path.join(sa(), 'namespace'), 'polycrate')
+    })
+    afterEach(() => {
+      for (const [key, value] of [['KUBERNETES_SERVICE_HOST', saved.host], ['KUBERNETES_SERVICE_PORT', saved.port]] as const) {
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+      }
+    })
+
+    for (const [host, port, server] of [['10.0.0.1', '443', 'https://10.0.0.1:443'], ['fd00::1', '6443', 'https://[fd00::1]:6443']]) {
+      it(`${host}:${port} → ${server}, the mounted CA, token and namespace`, async () => {
+        // client-node reads process.env; the light reader the env it is given (the same here)
+        process.env.KUBERNETES_SERVICE_HOST = host
+        process.env.KUBERNETES_SERVICE_PORT = port
+        const options = {env: process.env, rootPrefix: dir}
+        const light = loadLightKubeConfig(options)
+        assert.ok(!('unsupported' in light), 'unsupported' in light ? light.unsupported : '')
+        const full = loadKubeConfig(options)
+        const fullNamespace = full.kubeConfig.getContextObject(full.kubeConfig.getCurrentContext())?.namespace
+        const got = {server: light.server, source: light.source, namespace: light.namespace, ...await requestOptions(light.kubeConfig)}
+        const want = {server: full.server, source: full.source, namespace: fullNamespace, ...await requestOptions(full.kubeConfig)}
+        assert.deepEqual(got, want)
+        assert.deepEqual({server: got.server, ca: got.ca, authorization: got.authorization, namespace: got.namespace}, {server, ca: 'CLUSTER CA', authorization: 'Bearer sa-token-1', namespace: 'polycrate'})
+      })
+    }
+
+    it('an http port (client-node refuses http without insecure-skip-tls-verify) is unsupported', () => {
+      const light = loadLightKubeConfig({env: {KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '8080'}, rootPrefix: dir})
+      assert.ok('unsupported' in light)
+      assert.match(light.unsupported, /http port/)
+    })
+
+    it('reads a rotated token again once the one it has is a minute old (the kubelet rotates projected tokens)', async () => {
+      let now = 1_000_000
+      const light = loadLightKubeConfig({env: {KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443'}, rootPrefix: dir}, () => now)
+      assert.ok(!('unsupported' in light))
+      assert.equal((await requestOptions(light.kubeConfig)).authorization, 'Bearer sa-token-1')
+      await writeFile(path.join(sa(), 'token'), 'sa-token-2')
+      now += 59_000
+      assert.equal((await requestOptions(light.kubeConfig)).authorization, 'Bearer sa-token-1')
+      now += 2_000
+      assert.equal((await requestOptions(light.kubeConfig)).authorization, 'Bearer sa-token-2')
+      await writeFile(path.join(sa(), 'token'), 'sa-token-1')
+    })
+  })
 })

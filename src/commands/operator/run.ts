@@ -2,7 +2,7 @@ import {Command, Flags} from '@oclif/core'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
-import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {loadKube} from '../../kube/load.js'
 import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../../operator/conventions.js'
 import {createLogger, type LogFormat, type LogLevel} from '../../lib/logger.js'
 import {createOperator} from '../../operator/operator.js'
@@ -61,7 +61,7 @@ export default class Run extends Command {
     const logger = createLogger({level: flags['log-level'] as LogLevel, format: flags['log-format'] as LogFormat | undefined})
     let loaded
     try {
-      loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
+      loaded = await loadKube({kubeconfig: flags.kubeconfig, context: flags.context})
     } catch (error) {
       this.error(describeKubeError(error), {exit: 1})
     }

@@ -3,7 +3,6 @@
  * when `agent.icmp_enabled` is set and the pod got the capability. Without it (disabled, no `ping` binary, or
  * "Operation not permitted") the endpoint gets a `configuration` error and the agent goes on.
  */
-import {execa} from 'execa'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {IcmpPlan} from './plan.js'
@@ -34,6 +33,8 @@ export function parsePing(output: string): PingSummary | undefined {
 export type PingRunner = (args: string[], timeoutMs: number) => Promise<{exitCode?: number; stdout: string; stderr: string; failed: boolean; code?: string}>
 
 const systemPing: PingRunner = async (args, timeoutMs) => {
+  // Loaded on the first ICMP check: an operator without ICMP checks never pays for execa's ~250 modules.
+  const {execa} = await import('execa')
   const run = await execa('ping', args, {reject: false, timeout: timeoutMs, env: {LC_ALL: 'C'}})
   return {exitCode: run.exitCode, stdout: String(run.stdout), stderr: String(run.stderr), failed: run.failed, code: (run as {code?: string}).code}
 }

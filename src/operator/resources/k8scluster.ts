@@ -6,7 +6,7 @@
  * built here contains them.
  */
 import {X509Certificate} from 'node:crypto'
-import {KubeConfig} from '@kubernetes/client-node'
+import {currentIdentity} from '../../kube/light-kubeconfig.js'
 import type {K8sClusterSpec} from '../../crds/k8s-cluster.js'
 
 export type ClusterPhase = 'Ready' | 'Unreachable' | 'Unauthorized' | 'Error'
@@ -78,17 +78,23 @@ export function probeTarget(spec: K8sClusterSpec, namespace: string, secretData:
   return target
 }
 
-/** Server, CA and credentials of a kubeconfig's current context; client-cert and token users only. */
+/**
+ * Server, CA and credentials of a kubeconfig's current context; users with an embedded token or client certificate
+ * only. Files it names are never read: they would be the operator's own files (its service account token, say).
+ */
 function kubeconfigTarget(text: string): ProbeTarget | Problem {
-  const config = new KubeConfig()
+  let identity: ReturnType<typeof currentIdentity>
   try {
-    config.loadFromString(text)
+    identity = currentIdentity(text, 'from the Secret')
   } catch {
     return {reason: 'InvalidKubeconfig', message: 'it is not a kubeconfig (YAML with clusters, users and contexts).'}
   }
-  const cluster = config.getCurrentCluster()
-  const user = config.getCurrentUser()
-  if (!cluster || !user) return {reason: 'InvalidKubeconfig', message: 'its current context names no cluster or no user: set current-context.'}
+  if ('unsupported' in identity) {
+    return /current context/.test(identity.unsupported)
+      ? {reason: 'InvalidKubeconfig', message: 'its current context names no cluster or no user: set current-context.'}
+      : {reason: 'UnsupportedKubeconfig', message: unsupportedUser}
+  }
+  const {cluster, user} = identity
   const decode = (data: string | undefined) => (data ? Buffer.from(data, 'base64').toString('utf8') : undefined)
   const target: ProbeTarget = {server: cluster.server, ca: decode(cluster.caData)}
   if (user.token) target.token = user.token
@@ -96,10 +102,12 @@ function kubeconfigTarget(text: string): ProbeTarget | Problem {
     target.cert = decode(user.certData)
     target.key = decode(user.keyData)
   } else {
-    return {reason: 'UnsupportedKubeconfig', message: 'its user has neither a token nor client-certificate-data and client-key-data (exec plugins and files are not supported): use a token or embedded certificates.'}
+    return {reason: 'UnsupportedKubeconfig', message: unsupportedUser}
   }
   return target
 }
+
+const unsupportedUser = 'its user has neither a token nor client-certificate-data and client-key-data (exec plugins and files are not supported): use a token or embedded certificates.'
 
 /** What a probe saw: the version, an HTTP status, a TLS failure or a network failure (codes only, no text). */
 export type ProbeOutcome =
