@@ -121,19 +121,33 @@ for f in dist/fast-path.cjs dist/commands oclif.manifest.json bin/run.js package
   [ -e "$f" ] || { echo "$f is missing: run npm run build (or drop --no-build)" >&2; exit 1; }
 done
 
-step "npm ci --omit=dev (staging)"
-stage="$work/stage"
-mkdir -p "$stage"
-cp package.json package-lock.json "$stage/"
-# --ignore-scripts: no production dependency needs an install script, and scripts could write nondeterministic files.
-(cd "$stage" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >"$work/npm-ci.log" 2>&1) \
-  || { cat "$work/npm-ci.log" >&2; exit 1; }
-# The SBOM of the tree as installed (what ships). npm sbom reports the absent devDependencies as problems, and
-# --package-lock-only loses production packages that dev ones also require: drop them from the staging package.json
-# (the image gets the repo's package.json).
-node -e 'const f = process.argv[1], p = require(f); delete p.devDependencies; require("fs").writeFileSync(f, JSON.stringify(p, null, 2))' "$stage/package.json"
-(cd "$stage" && npm sbom --sbom-format cyclonedx >"$work/npm-sbom.json" 2>"$work/npm-sbom.log") \
-  || { cat "$work/npm-sbom.log" >&2; exit 1; }
+# The production tree depends only on package.json's dependencies, the lockfile and npm: its layer (by the sha256 of
+# its tar, see below) and npm's SBOM of it are cached under that key; POLYCRATE_IMAGE_FRESH_INSTALL=1 installs anew
+# without reading or writing that cache (the image test compares such a build with a cached one).
+npm_key=$({ node -p 'JSON.stringify(require("./package.json").dependencies)'; sha256sum <package-lock.json; npm --version; node --version; echo layer-v1; } | sha256sum | cut -c1-32)
+npm_cache="$cache/npm-production/$npm_key"
+fresh=${POLYCRATE_IMAGE_FRESH_INSTALL:-0}
+npm_installed=0
+if [ "$fresh" != 1 ] && [ -f "$npm_cache/layer" ] && [ -f "$npm_cache/npm-sbom.json" ] && [ -f "$cache/layers/$(cut -d' ' -f1 "$npm_cache/layer").tar.gz" ]; then
+  step "production dependencies: cached ($npm_key)"
+  cp "$npm_cache/npm-sbom.json" "$work/npm-sbom.json"
+  touch "$npm_cache"
+else
+  step "npm ci --omit=dev (staging)"
+  npm_installed=1
+  stage="$work/stage"
+  mkdir -p "$stage"
+  cp package.json package-lock.json "$stage/"
+  # --ignore-scripts: no production dependency needs an install script, and scripts could write nondeterministic files.
+  (cd "$stage" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >"$work/npm-ci.log" 2>&1) \
+    || { cat "$work/npm-ci.log" >&2; exit 1; }
+  # The SBOM of the tree as installed (what ships). npm sbom reports the absent devDependencies as problems, and
+  # --package-lock-only loses production packages that dev ones also require: drop them from the staging
+  # package.json (the image gets the repo's package.json).
+  node -e 'const f = process.argv[1], p = require(f); delete p.devDependencies; require("fs").writeFileSync(f, JSON.stringify(p, null, 2))' "$stage/package.json"
+  (cd "$stage" && npm sbom --sbom-format cyclonedx >"$work/npm-sbom.json" 2>"$work/npm-sbom.log") \
+    || { cat "$work/npm-sbom.log" >&2; exit 1; }
+fi
 
 # ---- layer roots ---------------------------------------------------------------------------------------------
 step "assembling layer roots"
@@ -173,9 +187,11 @@ cp "$work/node/package/bin/node" "$nodelayer/usr/local/bin/node"
 cp "$work/node/package/LICENSE" "$nodelayer/usr/local/share/doc/node/LICENSE"
 
 # 3. node_modules (production only).
-modules="$work/layers/3-node_modules"
-mkdir -p "$modules/app"
-mv "$stage/node_modules" "$modules/app/node_modules"
+if [ "$npm_installed" = 1 ]; then
+  modules="$work/layers/3-node_modules"
+  mkdir -p "$modules/app"
+  mv "$stage/node_modules" "$modules/app/node_modules"
+fi
 
 # 4. the app. The image has no /usr/bin/env, so bin/run.js names node by path; `polycrate` is on PATH.
 app="$work/layers/4-app"
@@ -190,7 +206,15 @@ ln -s /app/bin/run.js "$app/usr/local/bin/polycrate"
 step "writing layers"
 unpacked=0
 layer_args=()
-for root in "$work"/layers/*; do
+for name in 1-runtime 2-node 3-node_modules 4-app; do
+  root="$work/layers/$name"
+  if [ "$name" = 3-node_modules ] && [ "$npm_installed" = 0 ]; then
+    read -r sum size <"$npm_cache/layer"
+    unpacked=$((unpacked + size))
+    touch "$cache/layers/$sum.tar.gz"
+    layer_args+=(-f "$cache/layers/$sum.tar.gz")
+    continue
+  fi
   # Normalised modes: directories and executables 0755, other files 0644; /tmp 1777.
   find "$root" -type d -exec chmod 0755 {} +
   find "$root" -type f -perm /111 -exec chmod 0755 {} +
@@ -200,7 +224,8 @@ for root in "$work"/layers/*; do
   (cd "$root" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | sort >"$work/top") # no "./" entry: / is the base's
   tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime -cf "$layer" -T "$work/top"
-  unpacked=$((unpacked + $(stat -c %s "$layer")))
+  size=$(stat -c %s "$layer")
+  unpacked=$((unpacked + size))
   # gzip -9 of the node binary takes most of the build: compressed layers are cached by their tar's sha256.
   sum=$(sha256sum "$layer" | cut -d' ' -f1)
   if [ -f "$cache/layers/$sum.tar.gz" ]; then
@@ -213,9 +238,15 @@ for root in "$work"/layers/*; do
     mv "$cache/layers/$sum.tar.gz.$$" "$cache/layers/$sum.tar.gz"
   fi
   layer_args+=(-f "$cache/layers/$sum.tar.gz")
+  if [ "$name" = 3-node_modules ] && [ "$fresh" != 1 ]; then
+    mkdir -p "$npm_cache"
+    cp "$work/npm-sbom.json" "$npm_cache/npm-sbom.json"
+    echo "$sum $size" >"$npm_cache/layer.$$" && mv "$npm_cache/layer.$$" "$npm_cache/layer"
+  fi
 done
 
 find "$cache/layers" -name '*.tar.gz' -mtime +30 -delete 2>/dev/null || true
+find "$cache/npm-production" -mindepth 1 -maxdepth 1 -type d -mtime +30 -exec rm -rf {} + 2>/dev/null || true
 
 # ---- assemble with crane on a throwaway registry -------------------------------------------------------------
 step "crane append + mutate"

@@ -29,8 +29,9 @@ const sha256 = (file: string) => createHash('sha256').update(readFileSync(file))
 const blob = (dir: string, digest: string) => path.join(dir, 'blobs', ...digest.split(':'))
 const readJson = <T>(file: string) => JSON.parse(readFileSync(file, 'utf8')) as T
 
-async function build(output: string): Promise<string> {
-  const {stdout} = await exec('bash', [path.join(root, 'scripts/image/build.sh'), '--no-build', '--output', output], {cwd: root, maxBuffer: 16 << 20})
+async function build(output: string, freshInstall: boolean): Promise<string> {
+  const env = {...process.env, POLYCRATE_IMAGE_FRESH_INSTALL: freshInstall ? '1' : '0'}
+  const {stdout} = await exec('bash', [path.join(root, 'scripts/image/build.sh'), '--no-build', '--output', output], {cwd: root, env, maxBuffer: 16 << 20})
   return stdout
 }
 
@@ -76,8 +77,10 @@ describe('container image (npm run image)', function () {
     work = mkdtempSync(path.join(tmpdir(), 'polycrate-image-test-'))
     first = path.join(work, 'first')
     second = path.join(work, 'second')
-    buildOutput = await build(first)
-    await build(second)
+    // The first build installs the production dependencies anew; the second takes them from the build cache, which
+    // an earlier build (npm run image) filled — or, without one, installs them itself.
+    buildOutput = await build(first, true)
+    await build(second, false)
     const index = readJson<{manifests: Descriptor[]}>(path.join(first, 'oci', 'index.json'))
     manifest = readJson<Manifest>(blob(path.join(first, 'oci'), index.manifests[0].digest))
     config = readJson<ImageConfig>(blob(path.join(first, 'oci'), manifest.config.digest))
