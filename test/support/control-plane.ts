@@ -261,7 +261,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       start('kube-controller-manager', [
         '--kubeconfig', kubeconfigPath,
         ...(node
-          ? ['--controllers', '*', '--root-ca-file', path.join(dir, 'ca.crt'), '--cluster-cidr', node.clusterCidr, '--service-cluster-ip-range', serviceRange]
+          ? ['--controllers', '*', '--root-ca-file', path.join(dir, 'ca.crt'), '--cluster-cidr', node.clusterCidr, '--service-cluster-ip-range', serviceRange,
+            // not /usr/libexec/kubernetes/kubelet-plugins/volume/exec/, which it would create
+            '--flex-volume-plugin-dir', path.join(dir, 'flexvolume')]
           : ['--controllers', 'namespace-controller,garbage-collector-controller']),
         '--leader-elect=false',
         '--secure-port', '0',

@@ -5,7 +5,7 @@
  * died can find what it left by name. Used by node.ts and by node-watchdog.ts.
  */
 import {execFile} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {mkdir, readFile, readdir, rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {promisify} from 'node:util'
@@ -28,12 +28,19 @@ const stateFile = path.join(NODE_BASE, 'state.json')
  * Paths outside NODE_BASE that kubelet, containerd or the CNI plugins create although told to use our directories.
  * Removed at the end only when they did not exist before the start.
  */
-const foreignPaths = [
-  '/var/lib/kubelet', '/var/log/pods', '/var/log/containers', '/var/lib/cni', '/usr/libexec/kubernetes',
-  '/run/containerd', '/run/netns', '/run/kubernetes', '/etc/cni', '/opt/cni',
-  ...['cpu', 'cpuacct', 'cpuset', 'memory', 'devices', 'freezer', 'blkio', 'pids', 'systemd', 'net_cls', 'perf_event', 'hugetlb']
-    .flatMap((controller) => [`/sys/fs/cgroup/${controller}/k8s.io`, `/sys/fs/cgroup/${controller}/kubepods`, `/sys/fs/cgroup/${controller}/kubepods.slice`]),
-]
+function foreignPaths(): string[] {
+  const hierarchies = existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []
+  return [
+    '/var/lib/kubelet', '/var/log/pods', '/var/log/containers', '/var/lib/cni', '/usr/libexec/kubernetes',
+    '/run/containerd', '/run/netns', '/run/kubernetes', '/etc/cni', '/opt/cni',
+    // util-linux's umount keeps its utab there
+    '/run/mount',
+    // containerd's cgroups of the containers (cgroup v1, cgroupfs; kubelet runs without QoS cgroups)
+    ...hierarchies.flatMap((h) => [`/sys/fs/cgroup/${h}/k8s.io`, `/sys/fs/cgroup/${h}/kubepods`]),
+  ]
+}
+
+const iptablesTables = ['filter', 'nat', 'mangle', 'raw']
 
 /** Sysctls kubelet, kube-proxy and the CNI bridge plugin set; restored at the end. */
 const sysctls = [
@@ -51,6 +58,8 @@ export interface NodeState {
   /** foreignPaths that did not exist before the start. */
   created: string[]
   sysctls: Record<string, string>
+  /** iptables tables (nf_tables backend: created on first use) that did not exist before the start, per tool. */
+  createdTables?: Record<string, string[]>
 }
 
 export async function readState(): Promise<NodeState | undefined> {
@@ -75,6 +84,9 @@ export function alive(pid: number | undefined): boolean {
   }
 }
 
+/** Whether `nft` is there to delete the iptables tables a run created (nf_tables backend). */
+export const canDropTables = (): boolean => ['/usr/sbin/nft', '/sbin/nft'].some((p) => existsSync(p))
+
 /** Why a Node cannot run here, or undefined when it can. */
 export function nodeUnsupportedReason(): string | undefined {
   if (process.platform !== 'linux') return 'a real Node needs Linux'
@@ -98,7 +110,12 @@ export async function snapshotHost(ownerPid: number): Promise<NodeState> {
     const value = await readFile(`/proc/sys/${name}`, 'utf8').catch(() => undefined)
     if (value !== undefined) values[name] = value.trim()
   }
-  return {ownerPid, pids: {}, created: foreignPaths.filter((p) => !existsSync(p)), sysctls: values}
+  const createdTables: Record<string, string[]> = {}
+  for (const tool of ['iptables', 'ip6tables']) {
+    const saved = await run(`${tool}-save`).then((r) => r.stdout, () => '')
+    createdTables[tool] = iptablesTables.filter((t) => !saved.split('\n').includes(`*${t}`))
+  }
+  return {ownerPid, pids: {}, created: foreignPaths().filter((p) => !existsSync(p)), sysctls: values, createdTables}
 }
 
 /** The bridge with the host's address, and the Service range routed to it (host → ClusterIP before kube-proxy's DNAT). */
@@ -133,7 +150,10 @@ export async function cleanupNode(log: (line: string) => void = () => {}): Promi
   await unmountBelow([NODE_BASE, ...(state?.created ?? []).filter((p) => !p.startsWith('/sys/'))], log)
   // 5. network: veths on the bridge, the bridge (and its route), chains
   await deleteBridge(log)
-  for (const tool of ['iptables', 'ip6tables']) await sweepIptables(tool, log)
+  for (const tool of ['iptables', 'ip6tables']) {
+    await sweepIptables(tool, log)
+    await dropEmptyTables(tool, state?.createdTables?.[tool] ?? [])
+  }
   await run('conntrack', ['-D', '-s', POD_CIDR]).catch(() => {})
   await run('conntrack', ['-D', '-d', SERVICE_CIDR]).catch(() => {})
   // 6. sysctls and directories
@@ -280,6 +300,22 @@ export async function sweepIptables(tool: 'iptables' | 'ip6tables' | string, log
   }
 }
 
+/**
+ * With iptables' nf_tables backend, the first use creates the tables: take back those that were not there before
+ * and hold no rule now. Needs `nft` (Debian's nftables); without it they stay, empty, with ACCEPT policies.
+ */
+async function dropEmptyTables(tool: string, created: readonly string[]): Promise<void> {
+  if (created.length === 0 || !canDropTables()) return
+  const version = await run(tool, ['--version']).then((r) => r.stdout, () => '')
+  if (!version.includes('nf_tables')) return
+  const family = tool === 'ip6tables' ? 'ip6' : 'ip'
+  for (const table of created) {
+    const saved = await run(`${tool}-save`, ['-t', table]).then((r) => r.stdout, () => '')
+    const empty = !saved.split('\n').some((l) => l.startsWith('-A ') || (l.startsWith(':') && !/^:(PREROUTING|INPUT|FORWARD|OUTPUT|POSTROUTING) /.test(l)))
+    if (empty) await run('nft', ['delete', 'table', family, table]).catch(() => {})
+  }
+}
+
 /** Splits one line of iptables-save into arguments (double quotes group, backslash escapes). */
 export function splitRule(line: string): string[] {
   const args: string[] = []
@@ -315,18 +351,22 @@ async function removeCgroup(dir: string): Promise<void> {
 }
 
 /** What a clean-up must leave no trace of, for tests to compare before and after. */
-export async function hostTraces(): Promise<{mounts: string[]; links: string[]; chains: string[]; paths: string[]; processes: string[]}> {
+export async function hostTraces(): Promise<{mounts: string[]; links: string[]; chains: string[]; tables: string[]; paths: string[]; processes: string[]}> {
   const mounts = await mountsBelow([NODE_BASE, '/var/lib/kubelet', '/run/containerd', '/run/netns'])
   const links = (await run('ip', ['-o', 'link', 'show']).then((r) => r.stdout, () => ''))
     .split('\n').map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '').filter((n) => n === BRIDGE || n.startsWith('veth'))
   const chains: string[] = []
+  const tables: string[] = []
   for (const tool of ['iptables', 'ip6tables']) {
     const saved = await run(`${tool}-save`).then((r) => r.stdout, () => '')
-    for (const line of saved.split('\n')) if (/(^:|-j |-g )(KUBE|CNI)-/.test(line)) chains.push(`${tool}: ${line}`)
+    for (const line of saved.split('\n')) {
+      if (/(^:|-j |-g )(KUBE|CNI)-/.test(line)) chains.push(`${tool}: ${line}`)
+      if (line.startsWith('*')) tables.push(`${tool}: ${line.slice(1)}`)
+    }
   }
-  const paths = [NODE_BASE, ...foreignPaths].filter((p) => existsSync(p))
+  const paths = [NODE_BASE, ...foreignPaths()].filter((p) => existsSync(p))
   const procs = (await processes()).filter((p) => p.pid !== process.pid && p.cmdline.includes(NODE_BASE)).map((p) => `${p.pid} ${p.cmdline}`)
-  return {mounts, links, chains, paths, processes: procs}
+  return {mounts, links, chains, tables, paths, processes: procs}
 }
 
 function sleep(ms: number): Promise<void> {

@@ -27,7 +27,7 @@ import {
   nodeUnsupportedReason, POD_CIDR, readState, SERVICE_CIDR, snapshotHost, writeState,
 } from './node-host.js'
 
-export {nodeUnsupportedReason, hostTraces} from './node-host.js'
+export {canDropTables, hostTraces, nodeUnsupportedReason} from './node-host.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
