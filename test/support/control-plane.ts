@@ -156,9 +156,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     watchdog(child.pid!)
     return child
   }
-  // The watchdog kills a child once this process is gone, whatever way it went.
+  // The watchdog kills a child once this process is gone, whatever way it went, and then removes the directory.
   const watchdog = (pid: number) => {
-    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; true`
+    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; kill -0 ${process.pid} 2>/dev/null || rm -rf '${dir}'; true`
     spawn('bash', ['-c', script], {detached: true, stdio: 'ignore'}).unref()
   }
 
