@@ -60,9 +60,11 @@ for (const image of values.image ?? []) {
 }
 
 const log = (line: string) => console.error(line)
-let cluster: ControlPlane | NodeCluster
+let cluster: ControlPlane
+let node: NodeCluster | undefined
 try {
-  cluster = values.node ? await startCluster({log}) : await startControlPlane({log})
+  if (values.node) cluster = node = await startCluster({log})
+  else cluster = await startControlPlane({log})
 } catch (error) {
   console.error(`dev-cluster: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
@@ -83,17 +85,17 @@ await installCrds(client, customResourceDefinitions(allCrds))
 await client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name: DEFAULT_NAMESPACE}})
 client.close()
 
-if ('nodeName' in cluster) {
+if (node) {
   const archives = values.image ?? (await readdir('dist/image').catch(() => [] as string[])).filter((f) => f.endsWith('.tar')).map((f) => path.join('dist/image', f))
   for (const archive of archives) {
-    const names = await cluster.loadImage(archive)
+    const names = await node.loadImage(archive)
     console.log(`image loaded from ${archive}: ${names.join(', ') || '(no name in the archive)'}`)
   }
   if (archives.length === 0) console.log('no image archive in dist/image/ (`npm run image` builds the operator image); --image PATH imports another')
-  console.log(`node ${cluster.nodeName} Ready; Pods reach the host at ${cluster.hostIP}`)
-  console.log(`images built here: ${cluster.images.pause} (sandbox), ${cluster.images.echo} (HTTP test server)`)
-  console.log(`the Polycrate API simulator, reachable from Pods: npm run api-sim -- --host ${cluster.hostIP} --port 8000`)
-  console.log(`  (then POLYCRATE_API_URL=http://${cluster.hostIP}:8000 in the operator's config)`)
+  console.log(`node ${node.nodeName} Ready; Pods reach the host at ${node.hostIP}`)
+  console.log(`images built here: ${node.images.pause} (sandbox), ${node.images.echo} (HTTP test server)`)
+  console.log(`the Polycrate API simulator, reachable from Pods: npm run api-sim -- --host ${node.hostIP} --port 8000`)
+  console.log(`  (then POLYCRATE_API_URL=http://${node.hostIP}:8000 in the operator's config)`)
 }
 console.log(`cluster ready: ${cluster.server}`)
 console.log(`export KUBECONFIG=${cluster.kubeconfigPath}`)
