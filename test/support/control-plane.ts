@@ -3,6 +3,12 @@
  * controllers) on free loopback ports, the way controller-runtime's envtest does. The binaries are built from
  * Go modules by test/controlplane/build.sh and cached outside the repo. A watchdog process tears everything
  * down when the process that started it dies, even by SIGKILL.
+ *
+ * With `node` set it is the control plane of a cluster with a real Node (see node.ts): the apiserver listens on all
+ * addresses and advertises the Node's host address (the `kubernetes` Service's endpoint, reached from Pods through
+ * kube-proxy), serves a certificate of its own CA valid for that address and the `kubernetes` Service's names and IP,
+ * runs the ServiceAccount admission plugin, and kube-controller-manager runs all its default controllers (ServiceAccount
+ * tokens, `kube-root-ca.crt`, ClusterRole aggregation, Deployments, Endpoints, node lifecycle, …).
  */
 import {spawn, type ChildProcess} from 'node:child_process'
 import {generateKeyPairSync, randomBytes} from 'node:crypto'
@@ -35,6 +41,10 @@ export interface ControlPlane {
    * it presents to aggregated API servers.
    */
   frontProxy: {ca: CertificateAndKey; client: CertificateAndKey; allowedNames: string[]}
+  /** With `node` only: the CA of the apiserver's serving certificate (what Pods get as ca.crt), and its file. */
+  clusterCa?: CertificateAndKey & {file: string}
+  /** With `node` only: the kubelet's token (user system:node:<name>, groups system:nodes and system:masters). */
+  nodeToken?: string
   /** Stops the apiserver only (etcd keeps the data), to simulate an outage; `startApiServer` brings it back. */
   stopApiServer(): Promise<void>
   startApiServer(): Promise<void>
@@ -48,11 +58,25 @@ export interface ControlPlaneOptions {
   /** Also run kube-controller-manager (namespace deletion, owner-reference GC). Default true. */
   controllerManager?: boolean
   log?: (line: string) => void
+  /** The control plane of a cluster with a real Node (node.ts). Default: none (an apiserver on loopback only, without
+   * the ServiceAccount admission plugin, and only the namespace and garbage-collector controllers). */
+  node?: NodeControlPlaneOptions
 }
 
-/** Builds the binaries if they are not cached yet; returns their directory. */
-export async function ensureBinaries(log: (line: string) => void = () => {}): Promise<string> {
-  const child = execa('bash', [buildScript], {stderr: 'pipe', stdout: 'pipe'})
+export interface NodeControlPlaneOptions {
+  /** The host address Pods reach the apiserver at (the endpoint of the `kubernetes` Service). */
+  advertiseAddress: string
+  nodeName: string
+  /** The Service IP range; its first address is the `kubernetes` Service. Default 10.0.0.0/24. */
+  serviceClusterIpRange?: string
+  /** The Pods' address range (kube-controller-manager's --cluster-cidr). */
+  clusterCidr: string
+}
+
+/** Builds the binaries if they are not cached yet (with `node`, also kube-scheduler, kube-proxy and kubelet);
+ * returns their directory. */
+export async function ensureBinaries(log: (line: string) => void = () => {}, options: {node?: boolean} = {}): Promise<string> {
+  const child = execa('bash', [buildScript, ...(options.node ? ['--node'] : [])], {stderr: 'pipe', stdout: 'pipe'})
   child.stderr?.on('data', (chunk: Buffer) => log(chunk.toString().trimEnd()))
   const {stdout} = await child
   const dir = stdout.trim().split('\n').pop()
@@ -89,7 +113,37 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   await writeFile(path.join(dir, 'front-proxy-ca.crt'), frontProxyCa.cert)
   await writeFile(path.join(dir, 'front-proxy-client.crt'), frontProxyClient.cert)
   await writeFile(path.join(dir, 'front-proxy-client.key'), frontProxyClient.key)
-  await writeFile(path.join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n${unprivilegedToken},nobody,nobody-uid\n`)
+  const node = options.node
+  const serviceRange = node?.serviceClusterIpRange ?? '10.0.0.0/24'
+  const nodeToken = node ? randomBytes(24).toString('hex') : undefined
+  const nodeTokenLine = node ? `${nodeToken},system:node:${node.nodeName},node-uid,"system:nodes,system:masters"\n` : ''
+  await writeFile(path.join(dir, 'tokens.csv'), `${token},admin,admin-uid,"system:masters"\n${unprivilegedToken},nobody,nobody-uid\n${nodeTokenLine}`)
+  // A cluster with a Node: the serving certificate is issued by a CA of our own, which kube-controller-manager
+  // publishes as `kube-root-ca.crt` (the ca.crt of every Pod), valid for every address Pods and the host use.
+  let clusterCa: ControlPlane['clusterCa']
+  const nodeArgs: string[] = []
+  if (node) {
+    const ca = createCertificate({commonName: 'polycrate-test-cluster-ca', isCa: true, validityDays: 30})
+    const serviceIp = firstAddress(serviceRange)
+    const serving = createCertificate({
+      commonName: 'kube-apiserver', issuer: ca, validityDays: 30,
+      dnsNames: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost'],
+      ipAddresses: [...new Set(['127.0.0.1', serviceIp, node.advertiseAddress])],
+    })
+    // The apiserver's client certificate towards the kubelet (logs, exec, port-forward).
+    const kubeletClient = createCertificate({commonName: 'kube-apiserver-kubelet-client', organization: 'system:masters', usages: ['client'], issuer: ca, validityDays: 30})
+    clusterCa = {...ca, file: path.join(dir, 'ca.crt')}
+    await writeFile(clusterCa.file, ca.cert)
+    await writeFile(path.join(dir, 'apiserver.crt'), serving.cert)
+    await writeFile(path.join(dir, 'apiserver.key'), serving.key)
+    await writeFile(path.join(dir, 'kubelet-client.crt'), kubeletClient.cert)
+    await writeFile(path.join(dir, 'kubelet-client.key'), kubeletClient.key)
+    nodeArgs.push(
+      '--tls-cert-file', path.join(dir, 'apiserver.crt'), '--tls-private-key-file', path.join(dir, 'apiserver.key'),
+      '--kubelet-client-certificate', path.join(dir, 'kubelet-client.crt'), '--kubelet-client-key', path.join(dir, 'kubelet-client.key'),
+      '--kubelet-preferred-address-types', 'InternalIP,Hostname',
+    )
+  }
 
   const children = new Set<ChildProcess>()
   const start = (name: string, args: string[]): ChildProcess => {
@@ -102,9 +156,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     watchdog(child.pid!)
     return child
   }
-  // The watchdog kills a child once this process is gone, whatever way it went.
+  // The watchdog kills a child once this process is gone, whatever way it went, and then removes the directory.
   const watchdog = (pid: number) => {
-    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; true`
+    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; kill -0 ${process.pid} 2>/dev/null || rm -rf '${dir}'; true`
     spawn('bash', ['-c', script], {detached: true, stdio: 'ignore'}).unref()
   }
 
@@ -119,9 +173,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const apiServerArgs = (port: number, certDir: string) => [
     '--etcd-servers', `http://127.0.0.1:${etcdPort}`,
     '--cert-dir', certDir,
-    '--secure-port', String(port), '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1',
-    '--service-cluster-ip-range', '10.0.0.0/24', '--allow-privileged',
-    '--disable-admission-plugins', 'ServiceAccount',
+    '--secure-port', String(port),
+    ...(node
+      ? ['--bind-address', '0.0.0.0', '--advertise-address', node.advertiseAddress, ...nodeArgs]
+      : ['--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1', '--disable-admission-plugins', 'ServiceAccount']),
+    '--service-cluster-ip-range', serviceRange, '--allow-privileged',
     '--authorization-mode', 'RBAC',
     '--token-auth-file', path.join(dir, 'tokens.csv'),
     '--service-account-issuer', `${server}/`,
@@ -140,7 +196,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   ]
   let apiServer = start('kube-apiserver', apiServerArgs(apiPort, path.join(dir, 'certs')))
 
-  const kubeconfigPath = await writeKubeconfig(path.join(dir, 'kubeconfig'), server, token)
+  const kubeconfigPath = await writeKubeconfig(path.join(dir, 'kubeconfig'), server, token, clusterCa?.cert)
 
   const stopChild = async (child: ChildProcess) => {
     if (child.exitCode !== null || child.signalCode !== null) return
@@ -175,6 +231,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     unprivilegedToken,
     dir,
     frontProxy: {ca: frontProxyCa, client: frontProxyClient, allowedNames: ['front-proxy-client']},
+    clusterCa,
+    nodeToken,
     async stopApiServer() {
       await stopChild(apiServer)
     },
@@ -187,7 +245,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       const extra = start('kube-apiserver', apiServerArgs(port, path.join(dir, `certs-${port}`)))
       const url = `https://127.0.0.1:${port}`
       await Promise.race([waitReady(url), failed('kube-apiserver', extra)])
-      const kubeconfig = await writeKubeconfig(path.join(dir, `kubeconfig-${port}`), url, token)
+      const kubeconfig = await writeKubeconfig(path.join(dir, `kubeconfig-${port}`), url, token, clusterCa?.cert)
       return {server: url, kubeconfigPath: kubeconfig, stop: () => stopChild(extra)}
     },
     async stop() {
@@ -202,7 +260,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (options.controllerManager ?? true) {
       start('kube-controller-manager', [
         '--kubeconfig', kubeconfigPath,
-        '--controllers', 'namespace-controller,garbage-collector-controller',
+        ...(node
+          ? ['--controllers', '*', '--root-ca-file', path.join(dir, 'ca.crt'), '--cluster-cidr', node.clusterCidr, '--service-cluster-ip-range', serviceRange,
+            // not /usr/libexec/kubernetes/kubelet-plugins/volume/exec/, which it would create
+            '--flex-volume-plugin-dir', path.join(dir, 'flexvolume')]
+          : ['--controllers', 'namespace-controller,garbage-collector-controller']),
         '--leader-elect=false',
         '--secure-port', '0',
         '--service-account-private-key-file', path.join(dir, 'sa.key'),
@@ -215,6 +277,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     throw error
   }
   return controlPlane
+}
+
+/** The first host address of an IPv4 range: 10.0.0.0/24 → 10.0.0.1 (the `kubernetes` Service's IP). */
+export function firstAddress(cidr: string): string {
+  const [address = '', bits = '32'] = cidr.split('/')
+  const octets = address.split('.').map(Number)
+  if (octets.length !== 4 || octets.some((o) => !(o >= 0 && o <= 255))) throw new Error(`not an IPv4 range: ${cidr}`)
+  const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0
+  const value = ((((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0) & mask) + 1
+  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.')
 }
 
 function probe(server: string, token: string): Promise<boolean> {

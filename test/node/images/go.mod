@@ -1,0 +1,3 @@
+module polycrate.io/operator/test/node/images
+
+go 1.26
