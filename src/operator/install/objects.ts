@@ -29,6 +29,9 @@ export interface InstallPlan {
   tokenSecret?: KubeObject
   /** kubernetes.io/dockerconfigjson from image_credentials (absent unless enabled). */
   pullSecret?: KubeObject
+  /** Names of the two Secrets, also when the plan does not write them (uninstall deletes them if install made them). */
+  tokenSecretName: string
+  pullSecretName: string
   /** ServiceAccount, RBAC, Deployment, Services, NetworkPolicy (and the DNS01 objects): manifests.ts without Namespace and VMServiceScrape. */
   workload: KubeObject[]
   operatorConfig: KubeObject
@@ -90,7 +93,7 @@ export function installPlan(values: BlockValues, options: InstallPlanOptions = {
     metadata: {name: values.operatorConfig.name, namespace, labels},
     spec: values.operatorConfig.spec,
   } as KubeObject
-  return {namespace, namespaceObject, tokenSecret, pullSecret, workload, operatorConfig, vmServiceScrape}
+  return {namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape}
 }
 
 /** Everything in the order install applies it (the VMServiceScrape only when asked). */
