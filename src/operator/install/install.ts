@@ -189,7 +189,7 @@ async function podProblems(client: KubeClient, namespace: string): Promise<strin
       if (unscheduled) reasons.push(`not scheduled: ${unscheduled.message ?? unscheduled.reason}`)
       if (reasons.length > 0 || pod.status?.phase !== 'Running') lines.push(`Pod ${pod.metadata?.name}: ${reasons.join(', ') || pod.status?.phase || 'no status'}`)
     }
-    if (pods.items.length === 0) lines.push('no operator Pod exists (check the ReplicaSet events: quota, admission, missing ServiceAccount)')
+    if (pods.items.length === 0) lines.push('No operator Pod exists (check the ReplicaSet events: quota, admission, missing ServiceAccount)')
     return lines.length > 0 ? ` ${lines.join('; ')}.` : ''
   } catch {
     return ''

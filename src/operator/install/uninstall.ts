@@ -154,7 +154,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
 
   // 5. The namespace: only if install created it and nothing else lives there.
   const namespaceObject = await client.getOrUndefined<KubeObject>({group: '', version: 'v1', plural: 'namespaces', name: namespace})
-  if (namespaceObject) {
+  if (namespaceObject && !namespaceObject.metadata?.deletionTimestamp) {
     if (namespaceObject.metadata?.labels?.[installedBy.label] !== installedBy.value) {
       report(resultOf(namespaceObject, 'kept', 'not created by install'))
     } else {
