@@ -99,6 +99,18 @@ export const finalizers = {
   k8sCluster: 'polycrate.io/k8scluster-cleanup',
 } as const
 
+/** Earlier spellings of finalizers, released wherever they are found (never written). */
+export const deprecatedFinalizers = {
+  /** Not a valid finalizer name (no FQDN); replaced by polycrate.io/s3bucket-cleanup. */
+  s3Bucket: 'polycrate.io/s3bucket-finalizer',
+} as const
+
+/**
+ * `polycrate operator install` marks what it created itself (the Namespace, the token Secret from api_token, the
+ * image pull Secret) with this label; `uninstall` deletes such objects only.
+ */
+export const installedBy = {label: 'polycrate.io/installed-by', value: 'polycrate-operator-install'} as const
+
 /** The cloud-provider conventions the cloud controller (CCM-lite) follows (k8s.io/cloud-provider, protocols.md §5). */
 export const cloudProvider = {
   /** `spec.providerID` = `polycrate://<clusterID>/<node>`. */

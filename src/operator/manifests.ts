@@ -1,11 +1,11 @@
 /**
  * What an admin applies to run the operator in a cluster (pure): Namespace, ServiceAccount, the RBAC roles
- * generated from what the features declare they read and write, the Deployment, the webhook Service (leader only)
- * and the metrics Service, the NetworkPolicy of the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
+ * generated from what the features declare they read and write, the Deployment, the webhook Service and the metrics
+ * Service (both select every replica), the NetworkPolicy of the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
  */
 import type {KubeObject} from '../kube/client.js'
 import {ApiSession} from './agent/api-session.js'
-import {DNS01_SERVING_SECRET, LEADER_POD_LABEL, OPERATOR_NAME} from './conventions.js'
+import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
 import {defaultFeatures} from './features/index.js'
 import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
 
@@ -20,7 +20,22 @@ export interface ManifestOptions {
   /** The cert-manager DNS01 webhook's APIService and what it needs (serving certificate by cert-manager). */
   dns01?: {groupName: string; solverName: string; port: number; certManagerServiceAccount: {namespace: string; name: string}}
   vmServiceScrape: boolean
+  /** Requests and limits of the operator container; the block's defaults (100m/256Mi, 1000m/1Gi) when absent. */
+  resources?: {requests: {cpu: string; memory: string}; limits: {cpu: string; memory: string}}
+  /** Secrets (kubernetes.io/dockerconfigjson, in the operator namespace) the kubelet pulls the image with. */
+  imagePullSecrets?: string[]
+  /** Linux capabilities added to the container (after dropping ALL), e.g. NET_RAW for ICMP checks. */
+  addCapabilities?: string[]
 }
+
+/** The block's default requests and limits (raised for CNPG backup discovery on large clusters). */
+export const DEFAULT_OPERATOR_RESOURCES = {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}} as const
+/** How long a terminating replica keeps serving (preStop sleep) so that kube-proxy drops it from the Services first. */
+export const PRE_STOP_SLEEP_SECONDS = 5
+/** The operator's own graceful shutdown budget (drain the queues, release the lease) after SIGTERM. */
+export const GRACEFUL_SHUTDOWN_SECONDS = 30
+/** preStop sleep + graceful shutdown + a margin for the kubelet. */
+export const TERMINATION_GRACE_PERIOD_SECONDS = PRE_STOP_SLEEP_SECONDS + GRACEFUL_SHUTDOWN_SECONDS + 10
 
 /** Everything the operator may do: its core and the union of its features' declarations. */
 export function operatorPermissions(): Permission[] {
@@ -72,6 +87,8 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
         metadata: {labels},
         spec: {
           serviceAccountName: name,
+          terminationGracePeriodSeconds: TERMINATION_GRACE_PERIOD_SECONDS,
+          ...(options.imagePullSecrets?.length ? {imagePullSecrets: options.imagePullSecrets.map((secret) => ({name: secret}))} : {}),
           securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: 'RuntimeDefault'}},
           containers: [{
             name: 'operator',
@@ -88,8 +105,15 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
             ports,
             livenessProbe: probe('/healthz', 20),
             readinessProbe: probe('/readyz', 10),
-            resources: {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}},
-            securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: ['ALL']}},
+            // Kubernetes ≥ 1.30: the kubelet sleeps before SIGTERM, so kube-proxy drops the terminating replica from
+            // the Services' endpoints while it still serves.
+            lifecycle: {preStop: {sleep: {seconds: PRE_STOP_SLEEP_SECONDS}}},
+            resources: structuredClone(options.resources ?? DEFAULT_OPERATOR_RESOURCES),
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              capabilities: {drop: ['ALL'], ...(options.addCapabilities?.length ? {add: [...options.addCapabilities]} : {})},
+            },
             volumeMounts: [{name: 'tmp', mountPath: '/tmp'}],
           }],
           volumes: [{name: 'tmp', emptyDir: {}}],
@@ -97,13 +121,13 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
       },
     },
   } as KubeObject)
-  // The webhooks serve on the leader only, so their Service selects the Pod that LeaderPodLabel marks as leader;
-  // its name is what external-dns' --webhook-provider-url and the DNS01 serving certificate name.
+  // The webhooks serve on every replica, so their Service selects every replica (the Pod label LEADER_POD_LABEL
+  // only informs); its name is what external-dns' --webhook-provider-url and the DNS01 serving certificate name.
   objects.push({
     apiVersion: 'v1', kind: 'Service', metadata: meta(name, namespace),
     spec: {
       type: 'ClusterIP',
-      selector: {...selector, [LEADER_POD_LABEL]: 'true'},
+      selector,
       ports: [
         {name: 'dns-webhook', port: options.externalDnsWebhookPort, targetPort: 'dns-webhook', protocol: 'TCP'},
         ...(options.dns01 ? [{name: 'dns01-webhook', port: 443, targetPort: 'dns01-webhook', protocol: 'TCP'}] : []),

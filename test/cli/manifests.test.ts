@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 import {runCommand} from '@oclif/test'
 import yaml from 'js-yaml'
 
@@ -25,6 +28,70 @@ describe('polycrate operator manifests', () => {
     const kinds = list.items.map((o) => o.kind)
     for (const kind of ['APIService', 'Issuer', 'Certificate', 'VMServiceScrape']) assert.ok(kinds.includes(kind), kind)
     assert.equal(list.items.find((o) => o.kind === 'APIService')!.metadata.name, 'v1alpha1.acme.example.org')
+  })
+
+  it('defaults: the block\'s image and 1 replica; the webhook Service selects every replica', async () => {
+    const {stdout, error} = await runCommand(['operator', 'manifests', '-o', 'json'])
+    assert.equal(error, undefined)
+    const items = (JSON.parse(stdout) as {items: Array<Obj & {spec: {replicas?: number; selector?: Record<string, string>}}>}).items
+    const deployment = items.find((o) => o.kind === 'Deployment')!
+    assert.match(deployment.spec.template!.spec.containers[0]!.image, /^cargo\.ayedo\.cloud\/library\/polycrate:\d+\.\d+\.\d+/)
+    assert.equal(deployment.spec.replicas, 1)
+    assert.deepEqual(items.find((o) => o.kind === 'Service' && o.metadata.name === 'polycrate-operator')!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator'})
+    assert.equal(items.some((o) => o.kind === 'OperatorConfig' || o.kind === 'Secret'), false, 'without --values: no OperatorConfig, no Secrets')
+  })
+
+  describe('--values', () => {
+    let dir: string
+    before(async () => {
+      dir = await mkdtemp(path.join(tmpdir(), 'manifests-values-'))
+    })
+    after(() => rm(dir, {recursive: true, force: true}))
+
+    it('prints what install applies: Secrets, OperatorConfig (without the token), VMServiceScrape; warns on stderr about the Secrets', async () => {
+      const values = path.join(dir, 'workspace.poly')
+      await writeFile(values, [
+        'blocks:',
+        '  - name: polycrate-operator',
+        '    from: cargo.ayedo.cloud/ayedo/k8s/polycrate-operator',
+        '    config:',
+        '      namespace: ops',
+        '      image_tag: "2.0.0"',
+        '      deployment: {replicas: 2}',
+        '      security: {add_capabilities: [NET_RAW]}',
+        '      operator_config:',
+        '        api_sync: {enabled: true, api_url: "https://api.polycrate.io", credentials: {api_token: "tok-very-secret"}}',
+      ].join('\n'))
+      const {stdout, stderr, error} = await runCommand(['operator', 'manifests', '--values', values])
+      assert.equal(error, undefined)
+      const objects = yaml.loadAll(stdout).filter(Boolean) as Array<Obj & {spec?: unknown; data?: Record<string, string>}>
+      const kinds = objects.map((o) => o.kind)
+      assert.deepEqual([kinds[0], kinds[1], kinds.at(-2), kinds.at(-1)], ['Namespace', 'Secret', 'OperatorConfig', 'VMServiceScrape'])
+      const secret = objects.find((o) => o.kind === 'Secret')!
+      assert.equal(Buffer.from(secret.data!.token!, 'base64').toString(), 'tok-very-secret')
+      assert.ok(!JSON.stringify(objects.find((o) => o.kind === 'OperatorConfig')).includes('tok-very-secret'))
+      const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {spec: {replicas: number; template: {spec: {containers: Array<{image: string; securityContext: {capabilities: unknown}}>}}}}
+      assert.equal(deployment.spec.replicas, 2)
+      assert.equal(deployment.spec.template.spec.containers[0]!.image, 'cargo.ayedo.cloud/library/polycrate:2.0.0')
+      assert.deepEqual(deployment.spec.template.spec.containers[0]!.securityContext.capabilities, {drop: ['ALL'], add: ['NET_RAW']})
+      assert.match(stderr, /holds the Secret polycrate-api-token with credentials/)
+      assert.ok(!stderr.includes('tok-very-secret'))
+      for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind) && o.metadata.namespace !== 'kube-system')) assert.equal(o.metadata.namespace, 'ops', o.kind)
+
+      const {stdout: flagged} = await runCommand(['operator', 'manifests', '--values', values, '--no-vm-service-scrape', '--replicas', '3', '-n', 'other'])
+      const again = yaml.loadAll(flagged).filter(Boolean) as Array<Obj & {spec?: {replicas?: number}}>
+      assert.equal(again.some((o) => o.kind === 'VMServiceScrape'), false)
+      assert.equal(again.find((o) => o.kind === 'Deployment')!.spec!.replicas, 3)
+      assert.equal(again.find((o) => o.kind === 'OperatorConfig')!.metadata.namespace, 'other')
+    })
+
+    it('an unknown key exits 2 and names the nearest valid key', async () => {
+      const values = path.join(dir, 'bad.yaml')
+      await writeFile(values, 'config:\n  operator_config:\n    endpoint_discovry: {enabled: false}\n')
+      const {error} = await runCommand(['operator', 'manifests', '--values', values])
+      assert.equal(error?.oclif?.exit, 2)
+      assert.match(error!.message, /bad\.yaml: invalid operator block values:\n\s+config\.operator_config\.endpoint_discovry: unknown setting \(did you mean "endpoint_discovery"\?\)/)
+    })
   })
 
   it('a malformed --cert-manager-service-account exits 2 and says the form', async () => {

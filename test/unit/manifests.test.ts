@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type {KubeObject} from '../../src/kube/client.js'
-import {operatorManifests, operatorPermissions} from '../../src/operator/manifests.js'
+import {GRACEFUL_SHUTDOWN_SECONDS, operatorManifests, operatorPermissions, PRE_STOP_SLEEP_SECONDS} from '../../src/operator/manifests.js'
 import {CORE_PERMISSIONS, policyRules, roleRules, type Permission} from '../../src/operator/permissions.js'
 
 const base = {namespace: 'polycrate', image: 'registry.example.com/polycrate-operator:1.2.3', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false}
@@ -126,12 +126,12 @@ describe('operatorManifests (pure)', () => {
     assert.deepEqual(service.spec.ports.map((p) => [p.name, p.port]), [['dns-webhook', 9999]])
   })
 
-  it('routes the webhooks to the leader only (its Pod label) and metrics to every replica, which learn their Pod name', () => {
+  it('routes the webhooks and metrics to every replica (webhooks serve on each), which learn their Pod name', () => {
     const objects = operatorManifests({...base, vmServiceScrape: true})
     type Service = {metadata: {labels: Record<string, string>}; spec: {selector: Record<string, string>; ports: Array<{name: string}>}}
     const [webhooks] = find(objects, 'Service', 'polycrate-operator') as unknown as Service[]
     const [metrics] = find(objects, 'Service', 'polycrate-operator-metrics') as unknown as Service[]
-    assert.deepEqual(webhooks!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator', 'polycrate.io/leader': 'true'})
+    assert.deepEqual(webhooks!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator'})
     assert.deepEqual(metrics!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator'})
     assert.deepEqual(metrics!.spec.ports.map((p) => p.name), ['metrics'])
     const scrape = find(objects, 'VMServiceScrape')[0] as unknown as {spec: {selector: {matchLabels: Record<string, string>}}}
@@ -156,6 +156,16 @@ describe('operatorManifests (pure)', () => {
     const solver = find(objects, 'ClusterRole', 'polycrate-operator:dns01-solver')[0] as unknown as {rules: unknown}
     assert.deepEqual(solver.rules, [{apiGroups: ['acme.example.com'], resources: ['polycrate'], verbs: ['create']}])
     assert.equal(find(objects, 'Certificate').length, 1)
+  })
+
+  it('stops gracefully: preStop sleep, then a grace period longer than sleep + graceful shutdown; defaults without values', () => {
+    type Pod = {terminationGracePeriodSeconds: number; imagePullSecrets?: unknown; containers: Array<{lifecycle: unknown; resources: unknown; securityContext: {capabilities: unknown}}>}
+    const pod = (find(operatorManifests(base), 'Deployment')[0] as unknown as {spec: {template: {spec: Pod}}}).spec.template.spec
+    assert.deepEqual(pod.containers[0]!.lifecycle, {preStop: {sleep: {seconds: PRE_STOP_SLEEP_SECONDS}}})
+    assert.ok(pod.terminationGracePeriodSeconds > PRE_STOP_SLEEP_SECONDS + GRACEFUL_SHUTDOWN_SECONDS, String(pod.terminationGracePeriodSeconds))
+    assert.deepEqual(pod.containers[0]!.resources, {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}})
+    assert.deepEqual(pod.containers[0]!.securityContext.capabilities, {drop: ['ALL']})
+    assert.equal(pod.imagePullSecrets, undefined)
   })
 
   it('adds a VMServiceScrape for the metrics port only when asked', () => {

@@ -1,0 +1,124 @@
+import * as Flags from '@oclif/core/flags'
+import chalk from 'chalk'
+import ora from 'ora'
+import {countOutcomes, resultLine} from '../../cli/install-view.js'
+import {JsonAwareCommand} from '../../cli/json-aware-command.js'
+import {kubeFlags} from '../../cli/kube-flags.js'
+import {renderStatus, statusReport, type StatusReport} from '../../cli/status-view.js'
+import {KubeClient} from '../../kube/client.js'
+import {describeKubeError} from '../../kube/errors.js'
+import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {collectInventory} from '../../kube/resources-inventory.js'
+import {FIELD_MANAGER} from '../../operator/conventions.js'
+import type {ObjectResult} from '../../operator/install/cluster-objects.js'
+import {installOperator, waitForRollout, type RolloutState} from '../../operator/install/install.js'
+import {installPlan} from '../../operator/install/objects.js'
+import {loadBlockValues} from '../../operator/install/values-file.js'
+import {ValuesError, type BlockValues} from '../../operator/install/values.js'
+
+export interface InstallOutput {
+  namespace: string
+  image: string
+  results: ObjectResult[]
+  warnings: string[]
+  /** The finished rollout; null with --no-wait. */
+  rollout: RolloutState | null
+  status: StatusReport
+}
+
+export default class Install extends JsonAwareCommand {
+  static override summary = 'Install or update the operator in a cluster: CRDs, Namespace, Secrets, RBAC, Deployment, Services, OperatorConfig.'
+  static override description =
+    'The operator block\'s install action. Server-side applies (field manager polycrate-operator), in this order: the ' +
+    'polycrate.io CRDs (waiting until each is Established), the Namespace, the token Secret (from ' +
+    'api_sync.credentials.api_token; without a token an existing Secret of that name is used), the image pull Secret ' +
+    '(image_credentials), ServiceAccount, RBAC, Deployment, Services and NetworkPolicy (what `polycrate operator ' +
+    'manifests` prints), the OperatorConfig (operator_config), and a VMServiceScrape when metrics.enabled and the ' +
+    'CRD vmservicescrapes.operator.victoriametrics.com exists (a stale one is removed when metrics are disabled). ' +
+    'Then it waits for the Deployment\'s rollout (--no-wait skips that) and shows what `polycrate operator status` shows.\n\n' +
+    '--values FILE takes the block\'s `config:` as the block README writes it — the map itself, a block entry, or a ' +
+    'workspace.poly / secrets.poly with `blocks:` (the entry whose name or from ends in polycrate-operator); repeat ' +
+    'it to merge files (later wins). Without it, the block\'s defaults. Running install again updates what changed.'
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --values workspace.poly --values secrets.poly',
+    '<%= config.bin %> <%= command.id %> --values operator-values.yaml --context production --timeout 600',
+    '<%= config.bin %> <%= command.id %> --image registry.example.com/polycrate:0.1.0 --namespace polycrate-dev --no-wait',
+  ]
+
+  static override enableJsonFlag = true
+
+  static override flags = {
+    ...kubeFlags,
+    values: Flags.file({summary: 'The operator block\'s config: (or a block entry / workspace file with blocks:); repeatable, later files win.', multiple: true}),
+    image: Flags.string({summary: 'Container image instead of image_registry/image_name:image_tag of the values.'}),
+    namespace: Flags.string({char: 'n', summary: 'Namespace instead of the values\' namespace (default polycrate).'}),
+    wait: Flags.boolean({summary: 'Wait for the Deployment\'s rollout (default; --no-wait returns after applying).', default: true, allowNo: true}),
+    timeout: Flags.integer({summary: 'Seconds to wait for the CRDs and for the rollout.', default: 300, min: 1}),
+  }
+
+  async run(): Promise<InstallOutput> {
+    const {flags} = await this.parse(Install)
+    let values: BlockValues
+    try {
+      values = loadBlockValues(flags.values ?? [])
+    } catch (error) {
+      if (error instanceof ValuesError) return this.error(error.message, {exit: 2})
+      throw error
+    }
+    const plan = installPlan(values, {image: flags.image, namespace: flags.namespace})
+    const image = flags.image ?? values.image
+    const json = this.jsonEnabled()
+    const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
+    const spinner = Boolean(process.stderr.isTTY) && !json ? ora({stream: process.stderr}) : undefined
+    const line = (text: string) => {
+      if (json) return
+      if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()
+      else this.log(text)
+    }
+    let client: KubeClient | undefined
+    try {
+      const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
+      client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
+      line(`Installing the Polycrate operator (${image}, ${values.deployment.replicas} replica${values.deployment.replicas === 1 ? '' : 's'}) into namespace ${plan.namespace} on ${loaded.server}`)
+      spinner?.start('applying…')
+      const report = await installOperator(client, {
+        values, plan, crdTimeoutMs: flags.timeout * 1000,
+        onResult: (result) => line(resultLine(result, colour)),
+        onWarning: (message) => {
+          if (json) return
+          spinner?.stop()
+          this.logToStderr(`Warning: ${message}`)
+          spinner?.start('applying…')
+        },
+      })
+      spinner?.stop()
+      line(`Applied: ${countOutcomes(report.results)}.`)
+      let rollout: RolloutState | null = null
+      if (flags.wait) {
+        spinner?.start('waiting for the rollout…')
+        if (!spinner) line('Waiting for the rollout…')
+        rollout = await waitForRollout(client, plan.namespace, {
+          timeoutMs: flags.timeout * 1000,
+          onProgress: (message) => {
+            if (spinner) spinner.text = `waiting for the rollout: ${message}`
+            else line(`  ${message}`)
+          },
+        })
+        spinner?.succeed(`Deployment ${plan.namespace}/polycrate-operator rolled out: ${rollout.message}`)
+        if (!spinner) line(`Rolled out: ${rollout.message}.`)
+      }
+      const inventory = await collectInventory(client)
+      const now = Date.now()
+      const status = statusReport(loaded.server, inventory, now)
+      if (!json) this.log(`\n${renderStatus(status, {now, colour})}`)
+      return {namespace: plan.namespace, image, results: report.results, warnings: report.warnings, rollout, status}
+    } catch (error) {
+      spinner?.fail()
+      return this.error(describeKubeError(error, 'install the operator (cluster-scoped RBAC, CRDs, a Namespace)'), {exit: 1})
+    } finally {
+      client?.close()
+    }
+  }
+}

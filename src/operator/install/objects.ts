@@ -1,0 +1,115 @@
+/**
+ * What `polycrate operator install` applies and `manifests --values` prints, from the block values (pure): the
+ * generated manifests (manifests.ts) with the values' image, replicas, resources, pull Secret and capabilities, the
+ * token Secret, the image pull Secret and the OperatorConfig.
+ */
+import {API_VERSION} from '../../crds/define.js'
+import type {KubeObject} from '../../kube/client.js'
+import {OPERATOR_NAME} from '../conventions.js'
+import {operatorManifests, type ManifestOptions} from '../manifests.js'
+import type {BlockValues} from './values.js'
+
+export const VM_SERVICE_SCRAPE_CRD = 'vmservicescrapes.operator.victoriametrics.com'
+
+export interface InstallPlanOptions {
+  /** Instead of the values' image (`--image`). */
+  image?: string
+  /** Instead of the values' namespace (`--namespace`). */
+  namespace?: string
+  /** cert-manager's ServiceAccount, which calls the DNS01 solver (only with dns01_webhook.enabled). */
+  certManagerServiceAccount?: {namespace: string; name: string}
+  /** Settings of the generated manifests that flags override (replicas, ports, …). */
+  overrides?: Partial<Omit<ManifestOptions, 'namespace' | 'image' | 'vmServiceScrape'>>
+}
+
+export interface InstallPlan {
+  namespace: string
+  namespaceObject: KubeObject
+  /** The agent token from api_sync.credentials.api_token (absent without a token in the values). */
+  tokenSecret?: KubeObject
+  /** kubernetes.io/dockerconfigjson from image_credentials (absent unless enabled). */
+  pullSecret?: KubeObject
+  /** Names of the two Secrets, also when the plan does not write them (uninstall deletes them if install made them). */
+  tokenSecretName: string
+  pullSecretName: string
+  /** ServiceAccount, RBAC, Deployment, Services, NetworkPolicy (and the DNS01 objects): manifests.ts without Namespace and VMServiceScrape. */
+  workload: KubeObject[]
+  operatorConfig: KubeObject
+  vmServiceScrape: KubeObject
+}
+
+const labels = {'app.kubernetes.io/name': OPERATOR_NAME, 'app.kubernetes.io/part-of': 'polycrate'}
+
+/** The options of operatorManifests for these values. */
+export function manifestOptions(values: BlockValues, options: InstallPlanOptions = {}): ManifestOptions {
+  const spec = values.effectiveSpec
+  return {
+    namespace: options.namespace ?? values.namespace,
+    image: options.image ?? values.image,
+    replicas: values.deployment.replicas,
+    externalDnsWebhookPort: spec.external_dns_webhook.port,
+    metricsPort: 8080,
+    healthPort: 8081,
+    dns01: spec.dns01_webhook.enabled
+      ? {
+        groupName: spec.dns01_webhook.group_name,
+        solverName: spec.dns01_webhook.solver_name,
+        port: spec.dns01_webhook.port,
+        certManagerServiceAccount: options.certManagerServiceAccount ?? {namespace: 'cert-manager', name: 'cert-manager'},
+      }
+      : undefined,
+    vmServiceScrape: true,
+    resources: values.deployment.resources,
+    imagePullSecrets: values.imageCredentials.enabled ? [values.imageCredentials.name] : [],
+    addCapabilities: values.security.addCapabilities,
+    ...options.overrides,
+  }
+}
+
+export function installPlan(values: BlockValues, options: InstallPlanOptions = {}): InstallPlan {
+  const manifestSettings = manifestOptions(values, options)
+  const {namespace} = manifestSettings
+  const all = operatorManifests(manifestSettings)
+  const namespaceObject = all.find((object) => object.kind === 'Namespace')!
+  const vmServiceScrape = all.find((object) => object.kind === 'VMServiceScrape')!
+  const workload = all.filter((object) => object !== namespaceObject && object !== vmServiceScrape)
+  const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64')
+
+  const {apiToken, secretName, tokenKey} = values.apiSync
+  const tokenSecret: KubeObject | undefined = apiToken
+    ? {apiVersion: 'v1', kind: 'Secret', metadata: {name: secretName, namespace, labels}, type: 'Opaque', data: {[tokenKey]: base64(apiToken)}} as KubeObject
+    : undefined
+
+  const credentials = values.imageCredentials
+  const pullSecret: KubeObject | undefined = credentials.enabled
+    ? {
+      apiVersion: 'v1', kind: 'Secret', metadata: {name: credentials.name, namespace, labels}, type: 'kubernetes.io/dockerconfigjson',
+      data: {'.dockerconfigjson': base64(dockerConfigJson(credentials.registry, credentials.username, credentials.password))},
+    } as KubeObject
+    : undefined
+
+  const operatorConfig = {
+    apiVersion: API_VERSION, kind: 'OperatorConfig',
+    metadata: {name: values.operatorConfig.name, namespace, labels},
+    spec: values.operatorConfig.spec,
+  } as KubeObject
+  return {namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape}
+}
+
+/** Everything in the order install applies it (the VMServiceScrape only when asked). */
+export function planObjects(plan: InstallPlan, options: {vmServiceScrape: boolean}): KubeObject[] {
+  return [
+    plan.namespaceObject,
+    ...(plan.tokenSecret ? [plan.tokenSecret] : []),
+    ...(plan.pullSecret ? [plan.pullSecret] : []),
+    ...plan.workload,
+    plan.operatorConfig,
+    ...(options.vmServiceScrape ? [plan.vmServiceScrape] : []),
+  ]
+}
+
+/** The `.dockerconfigjson` of a kubernetes.io/dockerconfigjson Secret (what `kubectl create secret docker-registry` writes). */
+export function dockerConfigJson(registry: string, username: string, password: string): string {
+  const auth = Buffer.from(`${username}:${password}`, 'utf8').toString('base64')
+  return JSON.stringify({auths: {[registry]: {username, password, auth}}})
+}

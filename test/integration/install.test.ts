@@ -1,0 +1,236 @@
+/**
+ * `polycrate operator install` / `uninstall` against the real apiserver. The shared control plane has no Node, so the
+ * Deployment makes no Pods: install runs with --no-wait, and uninstall finds no Pods to wait for. KCM's namespace
+ * and garbage-collector controllers run, so namespace deletions finish (or hang on a finalizer) as in a cluster.
+ */
+import assert from 'node:assert/strict'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import {runCommand} from '@oclif/test'
+import yaml from 'js-yaml'
+import {allCrds} from '../../src/crds/index.js'
+import {customResourceDefinitions} from '../../src/crds/render.js'
+import type {KubeClient, KubeObject, ResourceRef} from '../../src/kube/client.js'
+import {applyCrd, installCrds, waitEstablished} from '../../src/kube/crd-install.js'
+import {finalizers, installedBy} from '../../src/operator/conventions.js'
+import type {ObjectResult} from '../../src/operator/install/cluster-objects.js'
+import {installOperator} from '../../src/operator/install/install.js'
+import {installPlan} from '../../src/operator/install/objects.js'
+import {parseBlockValues} from '../../src/operator/install/values.js'
+import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
+import {eventually} from '../support/operator-process.js'
+
+const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
+const VM_CRD = 'vmservicescrapes.operator.victoriametrics.com'
+const TOKEN = 'agent-token-that-must-stay-secret'
+
+const ref = (group: string, version: string, plural: string, namespace?: string, name?: string): ResourceRef => ({group, version, plural, namespace, name})
+const refs = {
+  deployment: (ns: string) => ref('apps', 'v1', 'deployments', ns, 'polycrate-operator'),
+  secret: (ns: string, name: string) => ref('', 'v1', 'secrets', ns, name),
+  namespace: (name: string) => ref('', 'v1', 'namespaces', undefined, name),
+  operatorConfig: (ns: string) => ref('polycrate.io', 'v1alpha1', 'operatorconfigs', ns, 'default'),
+  scrape: (ns: string) => ref('operator.victoriametrics.com', 'v1beta1', 'vmservicescrapes', ns, 'polycrate-operator'),
+  ingress: (ns: string, name?: string) => ref('networking.k8s.io', 'v1', 'ingresses', ns, name),
+  route: (ns: string, name?: string) => ref('gateway.networking.k8s.io', 'v1', 'httproutes', ns, name),
+  service: (ns: string, name?: string) => ref('', 'v1', 'services', ns, name),
+  endpoint: (ns: string, name?: string) => ref('polycrate.io', 'v1alpha1', 'endpoints', ns, name),
+  crd: (name: string) => ref('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', undefined, name),
+}
+
+type Deployment = KubeObject & {spec: {replicas: number; template: {spec: {imagePullSecrets?: Array<{name: string}>; terminationGracePeriodSeconds: number; containers: Array<{image: string; securityContext: {capabilities: {add?: string[]; drop: string[]}}; resources: unknown; lifecycle: unknown}>}}}}
+
+describe('polycrate operator install / uninstall (real apiserver)', function () {
+  this.timeout(300_000)
+  let client: KubeClient
+  let dir: string
+  let api: http.Server
+  let apiCalls = 0
+  const namespace = `op-install-${Math.random().toString(36).slice(2, 8)}`
+  let valuesFile: string
+
+  before(async () => {
+    client = adminClient()
+    dir = mkdtempSync(path.join(tmpdir(), 'install-values-'))
+    // Stands in for the Polycrate API: uninstall --crds must not call it.
+    api = http.createServer((_request, response) => {
+      apiCalls++
+      response.writeHead(500).end()
+    })
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve))
+    valuesFile = path.join(dir, 'workspace.poly')
+    writeFileSync(valuesFile, yaml.dump({
+      name: 'acme',
+      blocks: [{
+        name: 'polycrate-operator',
+        from: 'cargo.ayedo.cloud/ayedo/k8s/polycrate-operator:0.57.1',
+        config: {
+          namespace,
+          deployment: {replicas: 2, resources: {limits: {memory: '2Gi'}}},
+          image_credentials: {enabled: true, username: 'robot', password: 'pull-secret-password'},
+          security: {add_capabilities: ['NET_RAW']},
+          operator_config: {
+            api_sync: {enabled: true, api_url: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, credentials: {secret_name: 'polycrate-api-token', token_key: 'token', api_token: TOKEN}},
+            cloud_controller: {enabled: true},
+            agent: {enabled: true},
+          },
+        },
+      }],
+    }))
+  })
+
+  after(async () => {
+    // Other test files share this apiserver and install the polycrate.io CRDs only once per run.
+    await installCrds(client, customResourceDefinitions(allCrds))
+    await client.delete(refs.crd(VM_CRD)).catch(() => undefined)
+    client.close()
+    rmSync(dir, {recursive: true, force: true})
+    await new Promise((resolve) => api.close(resolve))
+  })
+
+  const install = async (...extra: string[]) => {
+    const {stdout, error} = await runCommand(['operator', 'install', '--values', valuesFile, '--kubeconfig', controlPlane().kubeconfigPath, '--no-wait', '--json', ...extra])
+    assert.equal(error, undefined, error?.message)
+    return JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]; rollout: unknown; status: {operatorConfigs: unknown[]}}
+  }
+  const uninstall = async (...extra: string[]) => {
+    const {stdout, error} = await runCommand(['operator', 'uninstall', '--values', valuesFile, '--kubeconfig', controlPlane().kubeconfigPath, '--json', ...extra])
+    assert.equal(error, undefined, error?.message)
+    return JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]}
+  }
+  /** The last outcome of an object (uninstall scales the Deployment, then deletes it). */
+  const outcome = (results: ObjectResult[], kind: string, name: string) => results.findLast((r) => r.kind === kind && r.name === name)?.outcome
+
+  it('install --no-wait applies every object with the values; a second run changes nothing', async () => {
+    const first = await install()
+    for (const [kind, name] of [['Namespace', namespace], ['Secret', 'polycrate-api-token'], ['Secret', 'polycrate-registry'], ['ServiceAccount', 'polycrate-operator'],
+      ['ClusterRole', 'polycrate-operator'], ['Deployment', 'polycrate-operator'], ['Service', 'polycrate-operator'], ['Service', 'polycrate-operator-metrics'],
+      ['NetworkPolicy', 'polycrate-operator'], ['OperatorConfig', 'default']]) {
+      assert.equal(outcome(first.results, kind!, name!), 'created', `${kind} ${name}`)
+    }
+    assert.equal(first.rollout, null)
+    assert.equal(outcome(first.results, 'VMServiceScrape', 'polycrate-operator'), 'skipped', 'no VictoriaMetrics CRD: the scrape is skipped')
+    assert.ok(first.status.operatorConfigs.length >= 1, 'ends with what status shows')
+
+    const deployment = await client.get<Deployment>(refs.deployment(namespace))
+    const pod = deployment.spec.template.spec
+    assert.equal(deployment.spec.replicas, 2)
+    assert.deepEqual(pod.imagePullSecrets, [{name: 'polycrate-registry'}])
+    assert.deepEqual(pod.containers[0]!.securityContext.capabilities, {drop: ['ALL'], add: ['NET_RAW']})
+    assert.deepEqual(pod.containers[0]!.resources, {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1', memory: '2Gi'}})
+    assert.deepEqual(pod.containers[0]!.lifecycle, {preStop: {sleep: {seconds: 5}}})
+    assert.ok(pod.terminationGracePeriodSeconds >= 35)
+
+    const token = await client.get<KubeObject & {data: Record<string, string>}>(refs.secret(namespace, 'polycrate-api-token'))
+    assert.equal(Buffer.from(token.data.token!, 'base64').toString(), TOKEN)
+    assert.equal(token.metadata?.labels?.[installedBy.label], installedBy.value)
+    const pull = await client.get<KubeObject & {type: string; data: Record<string, string>}>(refs.secret(namespace, 'polycrate-registry'))
+    assert.equal(pull.type, 'kubernetes.io/dockerconfigjson')
+    assert.equal(JSON.parse(Buffer.from(pull.data['.dockerconfigjson']!, 'base64').toString()).auths['cargo.ayedo.cloud'].username, 'robot')
+    const config = await client.get<KubeObject & {spec: {api_sync: Record<string, unknown>}}>(refs.operatorConfig(namespace))
+    assert.ok(!JSON.stringify(config).includes(TOKEN), 'the token is not in the OperatorConfig')
+    assert.deepEqual(config.spec.api_sync.credentials_ref, {secret_name: 'polycrate-api-token', token_key: 'token'})
+    assert.equal((await client.get<KubeObject>(refs.namespace(namespace))).metadata?.labels?.[installedBy.label], installedBy.value)
+
+    const second = await install()
+    const changed = second.results.filter((r) => !['unchanged', 'skipped'].includes(r.outcome))
+    assert.deepEqual(changed, [], 'a second install changes nothing')
+  })
+
+  it('VMServiceScrape: applied once its CRD exists, removed when metrics are disabled', async () => {
+    await applyCrd(client, {
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: {name: VM_CRD},
+      spec: {
+        group: 'operator.victoriametrics.com', scope: 'Namespaced',
+        names: {kind: 'VMServiceScrape', plural: 'vmservicescrapes', singular: 'vmservicescrape', listKind: 'VMServiceScrapeList'},
+        versions: [{name: 'v1beta1', served: true, storage: true, schema: {openAPIV3Schema: {type: 'object', 'x-kubernetes-preserve-unknown-fields': true}}}],
+      },
+    } as never)
+    await waitEstablished(client, VM_CRD)
+    const withMetrics = await install()
+    assert.equal(outcome(withMetrics.results, 'VMServiceScrape', 'polycrate-operator'), 'created')
+    assert.ok(await client.getOrUndefined(refs.scrape(namespace)))
+
+    // The same values with metrics disabled, through the exported function (what the end-to-end test calls).
+    const document = yaml.load(readFileSync(valuesFile, 'utf8')) as {blocks: Array<{config: Record<string, unknown>}>}
+    const values = parseBlockValues({...document.blocks[0]!.config, metrics: {enabled: false}})
+    const report = await installOperator(client, {values, plan: installPlan(values)})
+    assert.equal(outcome(report.results, 'VMServiceScrape', 'polycrate-operator'), 'deleted')
+    assert.equal(await client.getOrUndefined(refs.scrape(namespace)), undefined)
+  })
+
+  it('uninstall releases the operator\'s finalizers on users\' objects, whose deletes then finish; CRs and CRDs stay; a second run is harmless', async () => {
+    for (const file of ['gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
+      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      await applyCrd(client, crd)
+      await waitEstablished(client, crd.metadata.name)
+    }
+    const users = await freshNamespace(client, 'users')
+    const elsewhere = await freshNamespace(client, 'crs')
+    await client.create(refs.ingress(users), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {name: 'shop', namespace: users, finalizers: [finalizers.ingressDiscovery]},
+      spec: {rules: [{host: 'shop.example.com', http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'shop', port: {number: 80}}}}]}}]},
+    })
+    // Established comes a moment before the apiserver serves a new CRD's resource.
+    await eventually(() => client.create(refs.route(users), {
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: {name: 'shop', namespace: users, finalizers: [finalizers.httpRouteDiscovery, 'example.com/keep']},
+      spec: {parentRefs: [{name: 'gw'}], hostnames: ['shop.example.com']},
+    }).then(() => true, (error: {status?: number}) => (error.status === 404 ? false : Promise.reject(error))), 30_000, 'HTTPRoute created')
+    const lbService = (name: string, extra: Record<string, unknown> = {}) => ({
+      apiVersion: 'v1', kind: 'Service', metadata: {name, namespace: users, finalizers: [finalizers.loadBalancerCleanup]},
+      spec: {type: 'LoadBalancer', ports: [{port: 80}], selector: {app: name}, ...extra},
+    })
+    await client.create(refs.service(users), lbService('managed'))
+    await client.create(refs.service(users), lbService('other-class', {loadBalancerClass: 'example.com/other'}))
+    await client.create(refs.endpoint(elsewhere), {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name: 'shop', namespace: elsewhere, finalizers: [finalizers.endpointSync]},
+      spec: {remoteAddress: 'shop.example.com'},
+    })
+
+    const report = await uninstall()
+    assert.equal(report.results.find((r) => r.kind === 'Deployment')?.outcome, 'scaled', 'the operator is stopped first')
+    assert.equal(outcome(report.results, 'Ingress', 'shop'), 'released')
+    assert.equal(outcome(report.results, 'HTTPRoute', 'shop'), 'released')
+    assert.equal(outcome(report.results, 'Service', 'managed'), 'released')
+    assert.equal(outcome(report.results, 'Service', 'other-class'), undefined, 'another controller\'s load balancer keeps its finalizer')
+    for (const [kind, name] of [['Deployment', 'polycrate-operator'], ['ClusterRole', 'polycrate-operator'], ['ServiceAccount', 'polycrate-operator'], ['Secret', 'polycrate-api-token'], ['Secret', 'polycrate-registry']]) {
+      assert.equal(outcome(report.results, kind!, name!), 'deleted', `${kind} ${name}`)
+    }
+    assert.match(outcome(report.results, 'Namespace', namespace) ?? '', /kept/, 'the namespace holds the OperatorConfig, which stays')
+    assert.ok(report.warnings.some((w) => /1 Endpoint/.test(w)), report.warnings.join('\n'))
+    assert.equal(await client.getOrUndefined(refs.deployment(namespace)), undefined)
+    assert.deepEqual((await client.get<KubeObject>(refs.route(users, 'shop'))).metadata?.finalizers, ['example.com/keep'], 'a finalizer of someone else stays')
+
+    // The users' deletes finish without an operator.
+    await client.mergePatch(refs.route(users, 'shop'), {metadata: {finalizers: null}})
+    await client.mergePatch(refs.service(users, 'other-class'), {metadata: {finalizers: null}})
+    await client.delete(refs.namespace(users))
+    await eventually(async () => (await client.getOrUndefined(refs.namespace(users))) === undefined, 60_000, `namespace ${users} deleted`)
+
+    // CRs and CRDs stay.
+    assert.ok(await client.getOrUndefined(refs.operatorConfig(namespace)))
+    assert.deepEqual((await client.get<KubeObject>(refs.endpoint(elsewhere, 'shop'))).metadata?.finalizers, [finalizers.endpointSync])
+
+    const again = await uninstall()
+    assert.deepEqual(again.results.filter((r) => r.outcome !== 'kept'), [], 'a second uninstall finds nothing to do')
+  })
+
+  it('uninstall --crds releases the CRs\' finalizers without calling the Polycrate API, deletes the CRDs, then the empty namespace', async () => {
+    const elsewhere = await freshNamespace(client, 'crs')
+    await client.create(refs.endpoint(elsewhere), {
+      apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint', metadata: {name: 'api', namespace: elsewhere, finalizers: [finalizers.endpointSync]},
+      spec: {remoteAddress: 'api.example.com'},
+    })
+    const report = await uninstall('--crds')
+    assert.ok(report.results.some((r) => r.kind === 'Endpoint' && r.name === 'api' && r.outcome === 'released'))
+    for (const def of allCrds) assert.equal(await client.getOrUndefined(refs.crd(`${def.plural}.polycrate.io`)), undefined, def.kind)
+    assert.equal(outcome(report.results, 'Namespace', namespace), 'deleted')
+    await eventually(async () => (await client.getOrUndefined(refs.namespace(namespace))) === undefined, 60_000, `namespace ${namespace} deleted`)
+    await client.delete(refs.namespace(elsewhere))
+    await eventually(async () => (await client.getOrUndefined(refs.namespace(elsewhere))) === undefined, 60_000, `namespace ${elsewhere} deleted`)
+    assert.equal(apiCalls, 0, 'no request reached the Polycrate API')
+  })
+})
