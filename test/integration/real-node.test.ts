@@ -14,7 +14,7 @@ import {fileURLToPath} from 'node:url'
 import {KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {freshNamespace} from '../support/cluster.js'
-import {canDropTables, hostTraces, nodeUnsupportedReason, startCluster, type NodeCluster} from '../support/node.js'
+import {canDropTables, hostTraces, nodeUnsupportedReason, startCluster, waitForServiceAccount, type NodeCluster} from '../support/node.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const unsupported = nodeUnsupportedReason()
@@ -40,8 +40,7 @@ suite(`a cluster with a real Node${unsupported ? ` (skipped: ${unsupported})` : 
     client = KubeClient.from(loadKubeConfig({kubeconfig: cluster.kubeconfigPath}))
     namespace = await freshNamespace(client, 'node')
     // the serviceaccount controller creates `default`; Pods are refused until it exists
-    await until('the default ServiceAccount', async () =>
-      (await client.getOrUndefined({group: '', version: 'v1', plural: 'serviceaccounts', namespace, name: 'default'})) !== undefined)
+    await waitForServiceAccount(client, namespace)
   })
 
   after(async function () {

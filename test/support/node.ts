@@ -152,7 +152,7 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
     try {
       const timeout = options.readyTimeoutMs ?? 180_000
       await Promise.race([
-        waitFor(`Node ${NODE_NAME} Ready (see ${dirs.logs}/kubelet.log)`, () => nodeReady(client), timeout),
+        waitFor(`Node ${NODE_NAME} Ready (see kubelet.log)`, () => nodeReady(client), timeout),
         exitedEarly('kubelet', kubelet), exitedEarly('kube-scheduler', scheduler), exitedEarly('kube-proxy', proxy),
       ])
       step(`Node ${NODE_NAME} Ready`)
@@ -166,7 +166,11 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
       client.close()
     }
   } catch (error) {
+    // the logs go with the clean-up: keep a copy to read why the start failed
+    const kept = `/tmp/polycrate-node-logs-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    const copied = await run('cp', ['-r', path.join(NODE_BASE, 'logs'), kept]).then(() => true, () => false)
     await stop().catch((cleanupError: Error) => log(`clean-up after a failed start: ${cleanupError.message}`))
+    if (copied && error instanceof Error) error.message += `\n(the Node's logs: ${kept})`
     throw error
   }
 
@@ -181,6 +185,15 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
     loadImage: importImage,
     stop,
   }
+}
+
+/**
+ * Waits until the serviceaccount controller has made a namespace's ServiceAccount (`default`): with the
+ * ServiceAccount admission plugin on, Pods are refused until it exists.
+ */
+export async function waitForServiceAccount(client: KubeClient, namespace: string, name = 'default', timeoutMs = 60_000): Promise<void> {
+  await waitFor(`ServiceAccount ${namespace}/${name}`, async () =>
+    (await client.getOrUndefined({group: '', version: 'v1', plural: 'serviceaccounts', namespace, name}).catch(() => undefined)) !== undefined, timeoutMs)
 }
 
 /** Builds (or reuses) the pause and echo images; returns their directory. */
