@@ -72,6 +72,8 @@ export interface RequestLogEntry {
   resource: string
   /** The parsed JSON body (the raw text when it is not JSON), when there was one. Issued tokens are scrubbed. */
   body?: unknown
+  /** The caller's address (which replica of an operator in a cluster sent it). */
+  remoteAddress?: string
 }
 
 export interface SimulatorOptions {
@@ -652,7 +654,10 @@ export class ApiSimulator {
     } catch {
       return // the client went away
     }
-    const entry: RequestLogEntry = {method, path: url.pathname, query: flattenQuery(url.searchParams), status: 0, at, resource: resourceOfPath(url.pathname)}
+    const entry: RequestLogEntry = {
+      method, path: url.pathname, query: flattenQuery(url.searchParams), status: 0, at, resource: resourceOfPath(url.pathname),
+      remoteAddress: request.socket.remoteAddress?.replace(/^::ffff:/, ''),
+    }
     if (rawBody.trim() !== '') entry.body = this.scrub(this.parseForLog(rawBody))
     for (const [key, value] of Object.entries(entry.query)) entry.query[key] = String(this.scrub(value))
 
