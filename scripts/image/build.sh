@@ -198,6 +198,7 @@ fi
 app="$work/layers/4-app"
 mkdir -p "$app/app/bin" "$app/usr/local/bin"
 cp package.json oclif.manifest.json "$app/app/"
+head -1 bin/run.js | grep -q '^#!' || { echo "bin/run.js does not start with a #! line" >&2; exit 1; }
 { echo '#!/usr/local/bin/node'; tail -n +2 bin/run.js; } >"$app/app/bin/run.js"
 chmod 755 "$app/app/bin/run.js"
 tar -C . --exclude=./dist/image --exclude='*.map' --exclude='*.tsbuildinfo' -cf - ./dist | tar -C "$app/app" -xf -
