@@ -48,6 +48,9 @@ tag=${POLYCRATE_IMAGE_TAG:-$version}
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
+    --output|--name|--tag) [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --output) out=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
@@ -65,7 +68,7 @@ case "$out/" in "$repo/dist/"*) [ "$build" = 1 ] && [ "$out" != "$repo/dist/imag
 for tool in tar gzip dpkg-deb sha256sum npm node; do
   command -v "$tool" >/dev/null || { echo "$tool is required (Debian: apt-get install tar gzip dpkg coreutils)" >&2; exit 1; }
 done
-tar --version | grep -q 'GNU tar' || { echo "GNU tar is required for deterministic layers" >&2; exit 1; }
+case "$(tar --version)" in *"GNU tar"*) ;; *) echo "GNU tar is required for deterministic layers" >&2; exit 1 ;; esac
 
 cache=${POLYCRATE_IMAGE_CACHE:-${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}/image-inputs}
 mkdir -p "$cache"
@@ -78,6 +81,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 step() { printf '%s  %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -116,7 +120,7 @@ if [ "$build" = 1 ]; then
   if [ "$out" = "$repo/dist/image" ]; then saved="$work/previous-output"; mv "$out" "$saved"; fi # build removes dist/
   npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
   mkdir -p "$out"
-  [ -n "$saved" ] && rm -rf "$saved"
+  if [ -n "$saved" ]; then rm -rf "$saved"; fi
 fi
 for f in dist/fast-path.cjs dist/commands oclif.manifest.json bin/run.js package-lock.json; do
   [ -e "$f" ] || { echo "$f is missing: run npm run build (or drop --no-build)" >&2; exit 1; }
