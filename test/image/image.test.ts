@@ -6,12 +6,13 @@
  * packages. Needs root (mounts, chroot); run `npm run build` (or `npm run image`) first.
  */
 import assert from 'node:assert/strict'
-import {execFile} from 'node:child_process'
+import {execFile, execFileSync, spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {promisify} from 'node:util'
+import {Spec, Validation} from '@cyclonedx/cyclonedx-library'
 
 const root = path.resolve(import.meta.dirname, '../..')
 const exec = promisify(execFile)
@@ -28,6 +29,14 @@ interface Bom {bomFormat: string; specVersion: string; serialNumber: string; met
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex')
 const blob = (dir: string, digest: string) => path.join(dir, 'blobs', ...digest.split(':'))
 const readJson = <T>(file: string) => JSON.parse(readFileSync(file, 'utf8')) as T
+const commandExists = (tool: string) => {
+  try {
+    execFileSync('sh', ['-c', 'command -v "$1"', 'sh', tool], {env: {PATH: `${process.env.PATH}:/usr/sbin:/sbin`}, stdio: 'ignore'})
+    return true
+  } catch {
+    return false
+  }
+}
 
 async function build(output: string, freshInstall: boolean): Promise<string> {
   const env = {...process.env, POLYCRATE_IMAGE_FRESH_INSTALL: freshInstall ? '1' : '0'}
@@ -68,7 +77,7 @@ describe('container image (npm run image)', function () {
 
   before(async function () {
     if (process.getuid?.() !== 0) {
-      this.test!.parent!.pending = true // mounts and chroot need root
+      console.log('    (skipped: the image test needs root, for its mounts and chroot)')
       this.skip()
     }
     for (const f of ['dist/fast-path.cjs', 'dist/commands', 'oclif.manifest.json']) {
@@ -82,7 +91,7 @@ describe('container image (npm run image)', function () {
     buildOutput = await build(first, true)
     await build(second, false)
     const index = readJson<{manifests: Descriptor[]}>(path.join(first, 'oci', 'index.json'))
-    manifest = readJson<Manifest>(blob(path.join(first, 'oci'), index.manifests[0].digest))
+    manifest = readJson<Manifest>(blob(path.join(first, 'oci'), index.manifests[0]!.digest))
     config = readJson<ImageConfig>(blob(path.join(first, 'oci'), manifest.config.digest))
     rootfs = path.join(work, 'rootfs')
     mkdirSync(rootfs)
@@ -113,7 +122,7 @@ describe('container image (npm run image)', function () {
     const index = readJson<{mediaType: string; manifests: Descriptor[]}>(path.join(dir, 'index.json'))
     assert.equal(index.mediaType, 'application/vnd.oci.image.index.v1+json')
     assert.equal(index.manifests.length, 1)
-    const [descriptor] = index.manifests
+    const descriptor = index.manifests[0]!
     assert.equal(descriptor.digest, readFileSync(path.join(first, 'digest'), 'utf8').trim())
     assert.equal(descriptor.mediaType, 'application/vnd.oci.image.manifest.v1+json')
     assert.deepEqual(descriptor.annotations, {'io.containerd.image.name': ref, 'org.opencontainers.image.ref.name': ref})
@@ -170,7 +179,7 @@ describe('container image (npm run image)', function () {
     const cacheDir = path.join(tmp, '.cache', 'polycrate')
     const cached = readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache'))
     assert.equal(cached.length, 1)
-    assert.equal(statSync(path.join(cacheDir, cached[0])).uid, 65532)
+    assert.equal(statSync(path.join(cacheDir, cached[0]!)).uid, 65532)
     const help = await inImage(rootfs, env, ['polycrate', 'operator', '--help'], tmp)
     assert.match(help.stdout, /USAGE\n\s+\$ polycrate operator COMMAND/)
     // Nothing writable at all (no /tmp either): the code cache is skipped, the command still works.
@@ -193,10 +202,56 @@ describe('container image (npm run image)', function () {
     assert.match(stdout, /1 packets transmitted, 1 received, 0% packet loss/)
   })
 
-  it('comes with a CycloneDX SBOM of the app, its production dependencies, the Node runtime and the Debian packages', () => {
-    const bom = readJson<Bom>(path.join(first, 'sbom.cdx.json'))
+  it('imports into containerd under its name (ctr -n k8s.io images import) and runs there read-only as 65532', async function () {
+    const missing = ['containerd', 'ctr', 'runc'].filter((tool) => !commandExists(tool))
+    if (missing.length > 0) {
+      this.test!.title += ` — skipped: ${missing.join(', ')} not installed (Debian: apt-get install containerd)`
+      this.skip()
+    }
+    // A containerd of the test's own (root, state and socket in the temp dir; no CRI), stopped at the end.
+    const dir = path.join(work, 'containerd')
+    mkdirSync(dir)
+    const socket = path.join(dir, 'containerd.sock')
+    writeFileSync(path.join(dir, 'config.toml'), [
+      'version = 2', `root = "${dir}/root"`, `state = "${dir}/state"`, 'disabled_plugins = ["io.containerd.grpc.v1.cri"]',
+      '[grpc]', `  address = "${socket}"`, '[ttrpc]', `  address = "${socket}.ttrpc"`,
+    ].join('\n'))
+    const daemon = spawn('containerd', ['--config', path.join(dir, 'config.toml')], {stdio: ['ignore', 'ignore', 'pipe'], env: {...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin`}})
+    let log = ''
+    daemon.stderr.on('data', (chunk: Buffer) => { log += chunk.toString() })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const check = () => (log.includes('containerd successfully booted') ? resolve() : undefined)
+        daemon.stderr.on('data', check)
+        daemon.once('exit', (code) => reject(new Error(`containerd exited (${code}): ${log}`)))
+      })
+      const ctr = (...args: string[]) => exec('ctr', ['-a', socket, '-n', 'k8s.io', ...args], {maxBuffer: 16 << 20})
+      await ctr('images', 'import', path.join(first, archiveName))
+      const {stdout: images} = await ctr('images', 'ls')
+      const digest = readFileSync(path.join(first, 'digest'), 'utf8').trim()
+      assert.match(images, new RegExp(`^${ref.replaceAll('.', '\\.')}\\s.*${digest}`, 'm'))
+      const tmp = ['--mount', 'type=tmpfs,src=tmpfs,dst=/tmp,options=rw:nosuid:nodev:mode=1777']
+      const list = await ctr('run', '--rm', '--read-only', ...tmp, ref, 'polycrate-test-crds', 'polycrate', 'operator', 'crds', '--list')
+      assert.match(list.stdout, /^OperatorConfig /m)
+      const probe = await ctr('run', '--rm', '--read-only', ...tmp, ref, 'polycrate-test-probe', 'node', '-e',
+        'let e = "none"; try { require("fs").writeFileSync("/app/x", "") } catch (error) { e = error.code }; console.log(JSON.stringify([process.getuid(), process.getgid(), e]))')
+      assert.deepEqual(JSON.parse(probe.stdout), [65532, 65532, 'EROFS'])
+    } finally {
+      if (daemon.exitCode === null) {
+        const exited = new Promise((resolve) => daemon.once('exit', resolve))
+        daemon.kill('SIGTERM')
+        await exited
+      }
+    }
+  })
+
+  it('comes with a CycloneDX SBOM of the app, its production dependencies, the Node runtime and the Debian packages', async () => {
+    const text = readFileSync(path.join(first, 'sbom.cdx.json'), 'utf8')
+    const bom = JSON.parse(text) as Bom
     assert.equal(bom.bomFormat, 'CycloneDX')
-    assert.match(bom.specVersion, /^1\.[4-6]$/)
+    assert.equal(bom.specVersion, '1.5')
+    // The CycloneDX project's own validator, against the 1.5 JSON schema (strict: no unknown properties).
+    assert.equal(await new Validation.JsonStrictValidator(Spec.Version.v1dot5).validate(text), null)
     assert.match(bom.serialNumber, /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     assert.equal(readFileSync(path.join(second, 'sbom.cdx.json'), 'utf8'), readFileSync(path.join(first, 'sbom.cdx.json'), 'utf8'), 'the SBOM is reproducible too')
     const digest = readFileSync(path.join(first, 'digest'), 'utf8').trim()
