@@ -218,6 +218,30 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     assert.deepEqual(again.results.filter((r) => r.outcome !== 'kept'), [], 'a second uninstall finds nothing to do')
   })
 
+  it('into a namespace and with a token Secret a person made: both are used, neither is labelled nor deleted', async () => {
+    const own = await freshNamespace(client, 'own')
+    await client.create(ref('', 'v1', 'secrets', own), {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace: own}, stringData: {token: 'made-by-hand'}})
+    const values = path.join(dir, 'no-token.yaml')
+    writeFileSync(values, yaml.dump({config: {operator_config: {api_sync: {enabled: true, api_url: 'https://api.example.com'}, dns01_webhook: {enabled: false}}}}))
+    const kubeconfig = controlPlane().kubeconfigPath
+    const {stdout, error} = await runCommand(['operator', 'install', '--values', values, '--namespace', own, '--kubeconfig', kubeconfig, '--no-wait', '--json'])
+    assert.equal(error, undefined, error?.message)
+    const installed = JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]}
+    assert.equal(outcome(installed.results, 'Namespace', own), 'updated')
+    assert.equal(outcome(installed.results, 'Secret', 'polycrate-api-token'), 'kept')
+    assert.deepEqual(installed.warnings, [])
+    assert.equal((await client.get<KubeObject>(refs.namespace(own))).metadata?.labels?.[installedBy.label], undefined)
+
+    const {stdout: out, error: uninstallError} = await runCommand(['operator', 'uninstall', '--values', values, '--namespace', own, '--kubeconfig', kubeconfig, '--json'])
+    assert.equal(uninstallError, undefined, uninstallError?.message)
+    const removed = JSON.parse(out) as {results: ObjectResult[]}
+    assert.equal(outcome(removed.results, 'Secret', 'polycrate-api-token'), 'kept')
+    assert.equal(outcome(removed.results, 'Namespace', own), 'kept')
+    const secret = await client.get<KubeObject & {data: Record<string, string>}>(refs.secret(own, 'polycrate-api-token'))
+    assert.equal(Buffer.from(secret.data.token!, 'base64').toString(), 'made-by-hand')
+    await client.delete(refs.namespace(own))
+  })
+
   it('uninstall --crds releases the CRs\' finalizers without calling the Polycrate API, deletes the CRDs, then the empty namespace', async () => {
     const elsewhere = await freshNamespace(client, 'crs')
     await client.create(refs.endpoint(elsewhere), {

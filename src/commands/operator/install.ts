@@ -71,7 +71,8 @@ export default class Install extends JsonAwareCommand {
     const image = flags.image ?? values.image
     const json = this.jsonEnabled()
     const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
-    const spinner = Boolean(process.stderr.isTTY) && !json ? ora({stream: process.stderr}) : undefined
+    // ora needs the terminal's width (a pty without a size would make it redraw forever).
+    const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
     const line = (text: string) => {
       if (json) return
       if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()

@@ -52,10 +52,16 @@ export default class Uninstall extends JsonAwareCommand {
       if (error instanceof ValuesError) return this.error(error.message, {exit: 2})
       throw error
     }
-    const plan = installPlan(values, {namespace: flags.namespace})
+    // The DNS01 webhook's objects go whether or not the values enable it now (an earlier install may have made them).
+    const dns01 = values.effectiveSpec.dns01_webhook
+    const plan = installPlan(values, {
+      namespace: flags.namespace,
+      overrides: {dns01: {groupName: dns01.group_name, solverName: dns01.solver_name, port: dns01.port, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}}},
+    })
     const json = this.jsonEnabled()
     const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
-    const spinner = Boolean(process.stderr.isTTY) && !json ? ora({stream: process.stderr}) : undefined
+    // ora needs the terminal's width (a pty without a size would make it redraw forever).
+    const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
     const line = (text: string) => {
       if (json) return
       if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()
