@@ -123,32 +123,24 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
     await deleteIfInstalled(client, {apiVersion: 'v1', kind: 'Secret', metadata: {name, namespace}}, report)
   }
 
-  // 4. The CRs and CRDs: kept, or released and deleted.
-  const crdNames = allCrds.map((def) => `${def.plural}.${GROUP}`)
-  if (options.crds) {
-    options.onStep?.('releasing the finalizers of polycrate.io objects…')
-    for (const def of allCrds) {
-      const items = await listAll(client, `/apis/${GROUP}/v1alpha1/${def.plural}`)
-      for (const object of items ?? []) {
-        const ref = {group: GROUP, version: 'v1alpha1', plural: def.plural, namespace: object.metadata?.namespace, name: object.metadata?.name}
-        await release(client, ref, {...object, kind: def.kind}, ours, report)
-      }
+  // 4. The CRs stay (and their API objects), but without the operator's sync finalizers: nobody would release them,
+  // so deleting one, or its namespace, would wait forever. Released, never deleted in the Polycrate API; a reinstalled
+  // operator puts them back. With --crds the CRDs go too.
+  options.onStep?.('releasing the finalizers of polycrate.io objects…')
+  for (const def of allCrds) {
+    const items = await listAll(client, `/apis/${GROUP}/v1alpha1/${def.plural}`)
+    for (const object of items ?? []) {
+      const ref = {group: GROUP, version: 'v1alpha1', plural: def.plural, namespace: object.metadata?.namespace, name: object.metadata?.name}
+      await release(client, ref, {...object, kind: def.kind}, ours, report)
     }
+  }
+  if (options.crds) {
+    const crdNames = allCrds.map((def) => `${def.plural}.${GROUP}`)
     options.onStep?.('deleting the CRDs…')
     for (const name of crdNames) reportDeleted(report, await deleteObject(client, {apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: {name}}))
     for (const name of crdNames) {
       await waitUntil(async () => !(await crdExists(client, name)), timeoutMs,
         () => `CustomResourceDefinition ${name} is still there after ${Math.round(timeoutMs / 1000)}s: check \`kubectl get crd ${name} -o yaml\` (status.conditions) and run uninstall --crds again.`)
-    }
-  } else {
-    const held: string[] = []
-    for (const def of allCrds) {
-      const items = await listAll(client, `/apis/${GROUP}/v1alpha1/${def.plural}`)
-      const count = (items ?? []).filter((object) => ((object.metadata?.finalizers as string[] | undefined) ?? []).some((name) => ours.has(name))).length
-      if (count > 0) held.push(`${count} ${def.kind}`)
-    }
-    if (held.length > 0) {
-      warn(`The polycrate.io objects stay (${held.join(', ')} with the operator's sync finalizer): deleting one, or its namespace, waits until the operator runs again (it then deletes the API object too), or until \`uninstall --crds\` releases them.`)
     }
   }
 
