@@ -89,6 +89,30 @@ async function call(options: https.RequestOptions & {body?: string; tls?: boolea
   }
 }
 
+/** The block's memory request for the operator's container (its `deployment.resources.requests.memory`, 256Mi). */
+const MEMORY_REQUEST = 256 * 1024 * 1024
+
+/**
+ * A container's memory as the kubelet counts it, from its cgroup (v1 here): usage, and the working set (usage less
+ * inactive file pages — what eviction and `kubectl top` use); and the process' VmRSS.
+ */
+async function containerMemory(containerId: string): Promise<{usage: number; workingSet: number; rss: number; processRss: number}> {
+  const tasks = (await ctr('tasks', 'list')).stdout.split('\n').map((line) => line.trim().split(/\s+/))
+  const pid = tasks.find(([id]) => id === containerId)?.[1]
+  if (!pid) throw new Error(`no task for container ${containerId}`)
+  const cgroups = await readFile(`/proc/${pid}/cgroup`, 'utf8')
+  const memory = cgroups.split('\n').map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('memory'))?.[2]
+  if (memory === undefined) throw new Error(`no memory cgroup for pid ${pid}`)
+  const dir = path.join('/sys/fs/cgroup/memory', memory)
+  const usage = Number((await readFile(path.join(dir, 'memory.usage_in_bytes'), 'utf8')).trim())
+  const stat = new Map((await readFile(path.join(dir, 'memory.stat'), 'utf8')).split('\n').map((line) => line.split(' ') as [string, string]).map(([key, value]) => [key, Number(value)]))
+  // The process' own resident set also counts the node binary's pages, which the page cache charged elsewhere.
+  const processRss = Number(/^VmRSS:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+  return {usage, workingSet: usage - (stat.get('total_inactive_file') ?? 0), rss: stat.get('total_rss') ?? 0, processRss}
+}
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+const containerIdOf = (pod: Pod) => pod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '')
+
 suite(`the operator in a cluster: image, install with 2 replicas on a real Node, HA, uninstall${unsupported ? ` (skipped: ${unsupported})` : ''}`, function () {
   this.timeout(300_000)
   let cluster: NodeCluster
@@ -251,6 +275,15 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     }
   })
 
+  it('container memory (cgroup) of both replicas, idle, is below the block\'s 256Mi request', async () => {
+    for (const pod of await pods()) {
+      const memory = await containerMemory(containerIdOf(pod))
+      const role = pod.metadata!.labels?.[LEADER_POD_LABEL] === 'true' ? 'leader' : 'standby'
+      figures[`container memory idle (${role})`] = `cgroup working set ${mib(memory.workingSet)} (rss ${mib(memory.rss)}, usage ${mib(memory.usage)}); process RSS ${mib(memory.processRss)}`
+      assert.ok(memory.workingSet < MEMORY_REQUEST, `${role}: working set ${mib(memory.workingSet)}`)
+    }
+  })
+
   /**
    * Calls both webhooks through their Service (ClusterIP, kube-proxy) until `done` resolves: external-dns' negotiation
    * and records, and a DNS01 Present + CleanUp with kube-apiserver's front-proxy client certificate, as the aggregator
@@ -298,7 +331,7 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
 
   it('SIGKILL of the leader\'s container: the other replica leads within 20 s, an Ingress created meanwhile syncs, no duplicate', async () => {
     const leader = (await leaderPod())!
-    const containerId = leader.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '')
+    const containerId = containerIdOf(leader)
     const killedAt = Date.now()
     const takeover = eventually(async () => {
       const holder = await leaseHolder()
@@ -375,6 +408,26 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
       if (writers.at(-1) !== entry.remoteAddress) writers.push(entry.remoteAddress)
     }
     assert.equal(new Set(writers).size, writers.length, `writers took turns: ${writers.join(' → ')}`)
+  })
+
+  it('1,000 Endpoints (500 Ingresses × 2 hosts) synced: the leader\'s container memory (cgroup) stays below the 256Mi request', async () => {
+    const bulk = await freshNamespace(client, 'bulk')
+    const started = Date.now()
+    const names = Array.from({length: 500}, (_, i) => `app-${i}`)
+    for (let i = 0; i < names.length; i += 25) {
+      await Promise.all(names.slice(i, i + 25).map((name) => client.create(refs.ingresses(bulk), {
+        apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+        metadata: {name, namespace: bulk, annotations: {polycrate_endpoint_monitor: 'true'}},
+        spec: {rules: [{host: `${name}.bulk.example`}, {host: `${name}-admin.bulk.example`}]},
+      })))
+    }
+    await eventually(async () => apiEndpoints().filter((e) => String(e.name).startsWith(`${bulk}-`)).length === 1000, 240_000, '1,000 endpoints in the API')
+    figures['1,000 Endpoints synced in'] = `${((Date.now() - started) / 1000).toFixed(1)} s`
+    assertNoDuplicates()
+    const leader = (await leaderPod())!
+    const memory = await containerMemory(containerIdOf(leader))
+    figures['container memory after 1,000 Endpoints (leader)'] = `cgroup working set ${mib(memory.workingSet)} (rss ${mib(memory.rss)}, usage ${mib(memory.usage)}); process RSS ${mib(memory.processRss)}`
+    assert.ok(memory.workingSet < MEMORY_REQUEST, `working set ${mib(memory.workingSet)}`)
   })
 
   it('`uninstall`: no finalizer of the operator on any source object, users\' deletes complete, no namespace stuck Terminating', async () => {
