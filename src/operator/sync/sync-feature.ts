@@ -39,12 +39,15 @@ import {setCondition} from '../config/operator-config.js'
 import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
+import {ObjectCache} from '../runtime/cache.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
 import {InventoryKeys} from './inventory-keys.js'
 
 type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
+/** The cache of the declaration's `related` CRs (empty without one). */
+export type RelatedCache = ObjectCache<CustomObject<Record<string, unknown>, Record<string, unknown>>>
 interface ApiObject {
   id: string
   is_deleted?: boolean | null
@@ -62,8 +65,14 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
   api(client: PolycrateApiClient): Resource<Api, Body>
   /** The API object needs this cluster's K8sCluster id (k8s_cluster): wait for `local_cluster` to resolve it. */
   requiresCluster?: boolean
+  /**
+   * CRs of another polycrate.io kind this kind's payload links to by their API id (a Backup → its BackupSchedule):
+   * the sync watches them, reads them in `links` (`related`), and a change of one (e.g. it got its API id) resyncs
+   * the CRs `toKeys` names — the link never depends on which of the two synced first.
+   */
+  related?: {crd: CrdDefinition; toKeys(related: CustomObject<Record<string, unknown>, Record<string, unknown>>, primaries: ObjectCache<SyncObject<Spec>>): string[]}
   /** Lookups the payload needs (e.g. the K8sApp's API id); may call the API, must pass `signal` on. */
-  links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal): Promise<Links>
+  links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal, related: RelatedCache): Promise<Links>
   /** Pure: the request body for this CR. */
   payload(object: SyncObject<Spec>, context: {identity: ApiIdentity; links: Links}): Body
   /** The natural key as list filters, for adopt-or-create. */
@@ -143,11 +152,12 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
   return {
     name: declaration.name,
     enabled: declaration.enabled ?? ((config) => config.api_sync.enabled),
-    requiredCrds: [crdFullName(declaration.crd)],
-    // Reads its CRs, sets and releases its finalizer, writes their status.
+    requiredCrds: [crdFullName(declaration.crd), ...(declaration.related ? [crdFullName(declaration.related.crd)] : [])],
+    // Reads its CRs, sets and releases its finalizer, writes their status; reads the related CRs.
     permissions: [
       {group: resource.group, resource: resource.plural, verbs: [...READ, 'patch', 'update']},
       {group: resource.group, resource: `${resource.plural}/status`, verbs: ['get', 'patch', 'update']},
+      ...(declaration.related ? [{group: crdResource(declaration.related.crd).group, resource: crdResource(declaration.related.crd).plural, verbs: READ}] : []),
     ],
     settings: (config) => ({api: config.api_sync.api_url, interval: config.api_sync.sync_interval_seconds}),
     start(manager, config) {
@@ -158,6 +168,13 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const stopping = new AbortController()
       const builder = manager.controller(declaration.name)
       const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})
+      const relatedDeclaration = declaration.related
+      const related: RelatedCache = relatedDeclaration
+        ? builder.watches<CustomObject<Record<string, unknown>, Record<string, unknown>>>(
+          {resource: crdResource(relatedDeclaration.crd), kind: relatedDeclaration.crd.kind},
+          (object) => relatedDeclaration.toKeys(object, objects.cache),
+        ).cache
+        : new ObjectCache()
 
       const refOf = (object: SyncObject<Spec>, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
       const writeStatus = async (object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal) => {
@@ -244,7 +261,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         const resourceApi = declaration.api(api)
         // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
         const reads = Promise.all([
-          declaration.links ? declaration.links(object, api, identity, signal) : (undefined as Links),
+          declaration.links ? declaration.links(object, api, identity, signal, related) : (undefined as Links),
           apiId ? exists(resourceApi, apiId, signal) : true,
         ])
         reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
