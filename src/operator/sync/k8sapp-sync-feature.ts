@@ -10,7 +10,8 @@
  *   the names match, else a lookup by name; then the block by `name_exact` + `workspaces`. `status.block_id` and
  *   `status.installed_version` show what was sent.
  * - Deletion (finalizer `polycrate.io/k8sapp-cleanup`): DELETE; agent tokens may not delete K8sApps (403), so the
- *   app is then marked uninstalled and inactive instead. The operator's own app is never removed.
+ *   app is then marked uninstalled and inactive instead, with its pod figures at 0 (no pods, empty details). The
+ *   operator's own app is never removed.
  */
 import {ApiAuthError, type K8sApp, type K8sAppRequest, type PolycrateApiClient} from '../../api/index.js'
 import {crdResource, type CustomObject} from '../../crds/define.js'
@@ -21,6 +22,8 @@ import {annotations, finalizers, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
+import {podStatus} from '../discovery/k8sapps-pods.js'
+import {configHash} from './hash.js'
 import {k8sAppPayload} from './k8sapp-payload.js'
 import {defineSync} from './sync-feature.js'
 
@@ -52,6 +55,14 @@ export async function resolveBlock(spec: K8sAppSpec, api: PolycrateApiClient, id
   return block?.id
 }
 
+/**
+ * The pod figures of an app that has no pods (pure): what an uninstalled app reports. The pod-status controller
+ * stops at the CR's deletion, so without these the API would keep the last pod's figures for good.
+ */
+export function noPods(now: Date): Pick<K8sAppRequest, 'pods_total' | 'pods_ready' | 'pods_available' | 'pods_unavailable' | 'pods_restart_count_total' | 'pods_restart_count_last_hour' | 'pods_details' | 'pods_status_hash' | 'pods_status_updated_at'> {
+  return {...podStatus([], now.getTime(), configHash), pods_status_updated_at: now.toISOString()}
+}
+
 export function K8sAppController(session: ApiSession): Feature {
   return defineSync<K8sAppSpec, K8sAppRequest, K8sApp, Links>(session, {
     name: 'k8sapp-sync',
@@ -78,8 +89,8 @@ export function K8sAppController(session: ApiSession): Feature {
         return await api.k8sApps.delete(id, {signal})
       } catch (error) {
         if (!(error instanceof ApiAuthError && error.forbidden)) throw error
-        await api.k8sApps.update(id, {installed: false, installation_running: false, installation_failed: false, uninstalled: true, active: false}, {signal})
-        return 'marked uninstalled and inactive (agent tokens may not delete K8sApps)'
+        await api.k8sApps.update(id, {installed: false, installation_running: false, installation_failed: false, uninstalled: true, active: false, ...noPods(new Date())}, {signal})
+        return 'marked uninstalled and inactive, with no pods (agent tokens may not delete K8sApps)'
       }
     },
   })
