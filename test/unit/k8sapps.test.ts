@@ -301,9 +301,16 @@ describe('K8sApp payload (pure)', () => {
     const body = k8sAppPayload(object({kind: 'helm', block: {name: 'web', version: '1.2.0', display_name: 'Web'}, action: {name: 'install', status: 'success'}, source: {kind: 'Secret', name: 'web.poly'}}), 'c1', 'b1')
     assert.deepEqual(body, {
       name: 'web', namespace: 'prod', kind: 'helm', k8s_cluster: 'c1', created_by_component: 'operator', display_name: 'Web', block: 'b1', installed_version: '1.2.0', source: 'secret',
-      installed: true, installation_running: false, installation_failed: false, uninstalled: false, uninstallation_running: false, uninstallation_failed: false,
+      installed: true, installation_running: false, installation_failed: false, uninstalled: false, uninstallation_running: false, uninstallation_failed: false, active: true,
     })
     assert.equal('block' in k8sAppPayload(object({block: {name: 'web'}}), 'c1'), false, 'an unresolved block is not sent as null')
+  })
+  it('an app with a CR is active and not uninstalled (an app marked uninstalled comes back); only an uninstall action says otherwise', () => {
+    const external = k8sAppPayload(object({kind: 'external', source: {kind: 'Pod', name: 'web'}}), 'c1')
+    assert.deepEqual([external.uninstalled, external.active, 'installed' in external], [false, true, false])
+    const gone = k8sAppPayload(object({kind: 'helm', action: {name: 'uninstall', status: 'success'}}), 'c1')
+    assert.deepEqual([gone.uninstalled, 'active' in gone], [true, false])
+    assert.equal(k8sAppPayload(object({kind: 'helm', action: {name: 'uninstall', status: 'running'}}), 'c1').active, true)
   })
   it('external apps send byoa; the operator\'s own app never sends installed_version', () => {
     assert.equal(k8sAppPayload(object({kind: 'external', byoa: true}), 'c1').byoa, true)

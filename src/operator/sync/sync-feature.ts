@@ -40,7 +40,7 @@ import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import {ObjectCache} from '../runtime/cache.js'
-import type {ReconcileContext} from '../runtime/controller.js'
+import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
 import {InventoryKeys} from './inventory-keys.js'
@@ -93,6 +93,12 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
    * agent tokens may not delete, are marked uninstalled instead.
    */
   remove?(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<string>
+  /**
+   * How long a new CR must have existed before its API object is created (ms since creationTimestamp; default 0).
+   * For CRs that discovery may take back at once (a K8sApp claimed by annotation whose name turns out to be claimed
+   * in another namespace too), so a short-lived claim leaves nothing in the API.
+   */
+  createAfterMs?(object: SyncObject<Spec>): number
   /** Status fields of the kind beyond the generic ones (e.g. Endpoint `k8sAppID`). */
   extraStatus?(links: Links): Record<string, unknown>
 }
@@ -227,7 +233,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         })
       }
 
-      const reconcile = async ({key, logger, signal}: ReconcileContext) => {
+      const reconcile = async ({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> => {
         const object = objects.cache.get(key)
         if (!object) return
         const api = session.client
@@ -258,6 +264,8 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
           return
         }
+        const settle = !apiId && declaration.createAfterMs ? declaration.createAfterMs(object) - (Date.now() - Date.parse(object.metadata.creationTimestamp ?? '')) : 0
+        if (settle > 0) return {requeueAfterMs: settle}
         const resourceApi = declaration.api(api)
         // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
         const reads = Promise.all([
@@ -311,7 +319,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
             const message = `The Polycrate API refused the ${noun}: ${(error as Error).message}`
             await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason: 'Rejected', message}), signal)
             await manager.recorder(declaration.name).record(object, 'Warning', 'SyncRejected', message)
-            return
+            return undefined
           }
           const reason = error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429)) ? 'APIUnavailable' : 'SyncFailed'
           await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason, message: `Sync failed, retrying with backoff: ${(error as Error).message}`}), signal)
