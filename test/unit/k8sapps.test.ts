@@ -191,6 +191,20 @@ describe('K8sApp discovery: desired state of a namespace (pure)', () => {
     assert.equal(late.problems.length, 0)
   })
 
+  it('status.artifacts is a function of the namespace\'s pods alone (no Artifact CR is read): one pod of two → the same artifact_count, a smaller pod_count', () => {
+    // The K8sApp's figures are recomputed on every pod event of its namespace, independently of the Artifact
+    // controller; a reader that waits on artifact_count alone can see the state of before the second pod.
+    const nginx = 'cargo.ayedo.cloud/library/nginx:1.25.3'
+    const p1 = pod('shop', 'p1', {images: [nginx, 'localhost:5000/team/app', `busybox@sha256:${'b'.repeat(64)}`]})
+    const p2 = pod('shop', 'p2', {images: [nginx, 'registry.k8s.io/pause:3.9']})
+    const loadedShop = loaded({'shop.poly': goodMeta})
+    const status = (pods: KubeObject[]) => desiredApps('shop', caches({secret: [secret('shop', 'shop.poly')], pod: pods}), settings(), loadedShop).objects[0]!.status as {artifact_count: number; artifacts: Array<{name: string; pod_count: number}>}
+    const first = status([p1])
+    const both = status([p1, p2])
+    assert.deepEqual([first.artifact_count, both.artifact_count], [3, 3])
+    assert.deepEqual([first, both].map((s) => s.artifacts.find((a) => a.name === 'cargo-ayedo-cloud-library-nginx-1-25-3')?.pod_count), [1, 2])
+  })
+
   it('annotated pods → one external app per name; Job pods make none; label_discovery_enabled false → none', () => {
     const pods = [pod('a', 'w1', {app: 'web', owner: 'ReplicaSet'}), pod('a', 'w2', {app: 'web'}), pod('a', 'j', {app: 'job-app', owner: 'Job'}), pod('a', 'x')]
     const state = desiredApps('a', caches({pod: pods}), settings(), new Map())
