@@ -22,7 +22,7 @@ import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '
 import type {EventRecorder} from '../../kube/events.js'
 import {validateOperatorConfig, type OperatorConfig} from '../config/operator-config.js'
 import {annotations, labels} from '../conventions.js'
-import type {Feature} from '../features.js'
+import type {Feature, StopReason} from '../features.js'
 import {OWN, READ, type Permission} from '../permissions.js'
 import type {IndexFunction} from '../runtime/cache.js'
 import {objectKey} from '../runtime/cache.js'
@@ -379,10 +379,43 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       },
     }),
   ]
+  /**
+   * A finalizer this discovery put on a user's object (an Ingress, an HTTPRoute) is released when the discovery
+   * stops for good — disabled, or a CRD it needs gone (SPEC-NOTES "The operator's own transitions"): nothing would
+   * remove it later, so the object's deletion (and its namespace's) would hang. Its CRs and their API objects stay.
+   * Read live and patched with its resourceVersion (a conflict → read again), so other finalizers are kept.
+   */
+  const releaseSourceFinalizers = async (held: Array<{source: DiscoverySource; ref: ResourceRef}>, why: StopReason) => {
+    const recorder = manager.recorder(declaration.name)
+    await forEachLimit(held, 4, async ({source, ref}) => {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        try {
+          const live = await manager.client.getOrUndefined<KubeObject>(ref)
+          const list = (live?.metadata?.finalizers ?? []) as string[]
+          if (!live || !list.includes(source.finalizer!)) return
+          await manager.client.mergePatch(ref, {metadata: {finalizers: list.filter((name) => name !== source.finalizer), resourceVersion: live.metadata?.resourceVersion}})
+          await recorder.record(live, 'Normal', 'FinalizerReleased', `${declaration.name} stopped (${why.message}): its finalizer ${source.finalizer} is removed so deleting this ${source.kind} does not wait on it.`).catch(() => {})
+          return
+        } catch (error) {
+          if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) continue
+          running.logger.warn(`could not release the finalizer ${source.finalizer}`, {object: `${ref.namespace ?? ''}/${ref.name}`, error: (error as Error).message})
+          return
+        }
+      }
+    })
+    if (held.length > 0) running.logger.info('source finalizers released', {finalizer: [...new Set(held.map(({source}) => source.finalizer))].join(', '), count: held.length, why: why.message})
+  }
   return {
-    async stop() {
+    async stop(why?: StopReason) {
+      const release = why?.kind === 'disabled' || why?.kind === 'missing-crds'
+      // Taken before the caches go; released after the workers stopped, so none puts one back.
+      const held = !release ? [] : sources.filter((source) => source.finalizer).flatMap((source) =>
+        (informers.get(source.id)?.cache.list() ?? [])
+          .filter((object) => ((object.metadata?.finalizers ?? []) as string[]).includes(source.finalizer!))
+          .map((object) => ({source, ref: {...source.request.resource, namespace: object.metadata?.namespace, name: object.metadata!.name!}})))
       for (const off of unsubscribe) off()
       await running.stop()
+      if (release) await releaseSourceFinalizers(held, why)
     },
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * The operator's own transitions (SPEC-NOTES "The operator's own transitions"), end to end against the real
+ * apiserver and the API simulator: a feature disabled releases the finalizers it put on users' objects.
+ */
+import assert from 'node:assert/strict'
+import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {silentLogger} from '../../src/lib/logger.js'
+import {finalizers} from '../../src/operator/conventions.js'
+import {createOperator} from '../../src/operator/operator.js'
+import {createIngresses, operatorNamespaceFor} from '../support/api-setup.js'
+import {ApiSimulator} from '../support/api-simulator/index.js'
+import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {eventually} from '../support/operator-process.js'
+
+const ingresses = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
+const endpoints = (namespace: string, name?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name})
+type Synced = KubeObject & {status?: {phase?: string; apiID?: string}}
+
+describe('The operator\'s own transitions (in-process operator, real apiserver, simulator)', function () {
+  this.timeout(300_000)
+  let client: KubeClient
+  let sim: ApiSimulator
+  let operatorNamespace: string
+  let stop: AbortController
+  let running: Promise<void>
+  const configRef = () => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'})
+  const events = async (namespace: string, name: string) =>
+    (await client.request<{items: Array<{type: string; reason: string; message: string}>}>({path: `/api/v1/namespaces/${namespace}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
+
+  before(async () => {
+    await ensureCrds()
+    client = adminClient()
+    sim = await ApiSimulator.start()
+    operatorNamespace = (await operatorNamespaceFor(client, sim, {endpoint_discovery: {enabled: true}})).namespace
+    stop = new AbortController()
+    running = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
+  })
+  after(async () => {
+    stop?.abort()
+    await running
+    client?.close()
+    await sim?.close()
+  })
+
+  it('endpoint_discovery disabled → its finalizer is released from every monitored Ingress (with an Event), the Endpoints and their API objects stay, and deleting an Ingress no longer waits', async () => {
+    const namespace = await freshNamespace(client, 'fin')
+    await createIngresses(client, namespace, 2, 'fin')
+    const synced = await eventually(async () => {
+      const items = (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`})).items
+      return items.length === 2 && items.every((item) => item.status?.phase === 'Synced' && item.status.apiID) ? items : undefined
+    }, 60_000, 'two Endpoints synced')
+    for (const name of ['fin-0', 'fin-1']) {
+      const ingress = await client.get<KubeObject>(ingresses(namespace, name))
+      assert.ok((ingress.metadata?.finalizers as string[] | undefined)?.includes(finalizers.ingressDiscovery), `${name} carries the discovery finalizer`)
+    }
+
+    await client.mergePatch(configRef(), {spec: {endpoint_discovery: {enabled: false}}})
+    for (const name of ['fin-0', 'fin-1']) {
+      await eventually(async () => !((await client.get<KubeObject>(ingresses(namespace, name))).metadata?.finalizers as string[] | undefined)?.includes(finalizers.ingressDiscovery), 30_000, `${name} released`)
+    }
+    const event = await eventually(async () => (await events(namespace, 'fin-0')).find((e) => e.reason === 'FinalizerReleased'), 30_000, 'FinalizerReleased Event on fin-0')
+    assert.match(event.message, /disabled/)
+
+    await client.delete(ingresses(namespace, 'fin-0'))
+    await eventually(async () => (await client.getOrUndefined(ingresses(namespace, 'fin-0'))) === undefined, 10_000, 'fin-0 deleted at once')
+    // The feature is stopped, not cleaning up: its CRs and their API objects stay as they are.
+    for (const endpoint of synced) {
+      assert.ok(await client.getOrUndefined(endpoints(namespace, endpoint.metadata!.name!)), `Endpoint ${endpoint.metadata!.name} kept`)
+      assert.ok(sim.get('endpoints', endpoint.status!.apiID!), `API endpoint ${endpoint.status!.apiID} kept`)
+    }
+  })
+})
