@@ -4,6 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {allCrds} from '../../src/crds/index.js'
+import {customResourceDefinitions} from '../../src/crds/render.js'
+import {installCrds} from '../../src/kube/crd-install.js'
 import {silentLogger} from '../../src/lib/logger.js'
 import {finalizers} from '../../src/operator/conventions.js'
 import {createOperator} from '../../src/operator/operator.js'
@@ -41,6 +44,44 @@ describe('The operator\'s own transitions (in-process operator, real apiserver, 
     await running
     client?.close()
     await sim?.close()
+  })
+
+  it('the Endpoint CRD deleted and installed again → the API endpoints are never deleted, the CRs come back with the same API ids, no duplicates', async () => {
+    const namespace = await freshNamespace(client, 'crd')
+    await createIngresses(client, namespace, 2, 'crd')
+    const listSynced = async () => {
+      const items = (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`})).items
+      return items.length === 2 && items.every((item) => item.status?.phase === 'Synced' && item.status.apiID) ? items : undefined
+    }
+    const before = await eventually(listSynced, 60_000, 'two Endpoints synced')
+    const ids = before.map((item) => item.status!.apiID!).sort()
+    const crdRef = {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}
+    await client.delete(crdRef)
+    await eventually(async () => (await client.getOrUndefined(crdRef)) === undefined, 60_000, 'the Endpoint CRD gone')
+    for (const id of ids) {
+      const api = sim.get('endpoints', id)
+      assert.ok(api && !api.is_deleted, `API endpoint ${id} still there after the CRD went`)
+    }
+    await installCrds(client, customResourceDefinitions(allCrds.filter((crd) => crd.kind === 'Endpoint')))
+    const after = await eventually(listSynced, 60_000, 'two Endpoints synced again')
+    assert.deepEqual(after.map((item) => item.status!.apiID!).sort(), ids, 'adopted by natural key: the same API ids')
+    const names = before.map((item) => sim.get('endpoints', item.status!.apiID!)!.name)
+    assert.equal((sim.list('endpoints') as Array<{name: string; is_deleted?: boolean}>).filter((e) => names.includes(e.name) && !e.is_deleted).length, 2, 'no duplicates')
+  })
+
+  it('the S3Bucket CRD deleted → a bucket with reclaim_policy delete is NOT deleted in the API', async () => {
+    const buckets = {group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace: operatorNamespace}
+    const bucketName = `crd-drop-${Math.random().toString(36).slice(2, 8)}`
+    await client.create(buckets, {apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: 'drop', namespace: operatorNamespace}, spec: {name: bucketName, region: 'fsn1', reclaim_policy: 'delete'}})
+    const ready = await eventually(async () => {
+      const bucket = await client.getOrUndefined<KubeObject & {status?: {phase?: string; bucket_id?: string}}>({...buckets, name: 'drop'})
+      return bucket?.status?.phase === 'Ready' && bucket.status.bucket_id ? bucket : undefined
+    }, 60_000, 'S3Bucket Ready')
+    const crdRef = {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 's3buckets.polycrate.io'}
+    await client.delete(crdRef)
+    await eventually(async () => (await client.getOrUndefined(crdRef)) === undefined, 60_000, 'the S3Bucket CRD gone')
+    assert.ok(sim.get('s3/buckets', ready.status!.bucket_id!), 'the API bucket is still there')
+    await installCrds(client, customResourceDefinitions(allCrds.filter((crd) => crd.kind === 'S3Bucket')))
   })
 
   it('endpoint_discovery disabled → its finalizer is released from every monitored Ingress (with an Event), the Endpoints and their API objects stay, and deleting an Ingress no longer waits', async () => {

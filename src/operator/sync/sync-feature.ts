@@ -3,7 +3,8 @@
  * pure payload function; the generic part owns, for every kind alike:
  *
  * - the finalizer (kube-rs' `finalizer()` Apply/Cleanup): on before the API object can exist (discovered CRs are
- *   created with it already), and on deletion the API object is deleted before it is removed;
+ *   created with it already), and on deletion the API object is deleted before it is removed — unless the CR goes
+ *   because its CRD is being deleted (read live): then it is released and the API object kept, for adoption later;
  * - the existence check that recreates an object deleted on the API side (seeds: "API sync and self-healing"),
  *   adopt-or-create by the kind's natural key (a crash between create and status write never duplicates), and
  *   writes only when the payload hash (`configHash`/`config_hash`) changed;
@@ -40,6 +41,7 @@ import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import {ObjectCache} from '../runtime/cache.js'
+import {crdGoing} from '../runtime/crd-gate.js'
 import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
@@ -243,6 +245,13 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
 
         if (object.metadata.deletionTimestamp) {
           if (!hasFinalizer) return
+          if (await crdGoing(client, crdFullName(crd))) {
+            // Its CRD is being deleted: not a user deleting the object. The API object stays, to be adopted by its
+            // natural key when the CRD is back and the CR is made again.
+            logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId})
+            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
+            return
+          }
           if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
           if (apiId) {
             const outcome = declaration.remove ? await declaration.remove(api, apiId, object, signal) : await declaration.api(api).delete(apiId, {signal})
