@@ -105,17 +105,21 @@ export class FeatureSet {
     private readonly logger: Logger,
   ) {}
 
-  /** Brings the running features in line with the config; returns their state for the OperatorConfig status. */
-  apply(config: OperatorConfig | undefined): Promise<ControllerState[]> {
-    return this.queue(config, false)
+  /**
+   * Brings the running features in line with the config; returns their state for the OperatorConfig status. `only`:
+   * the features that may run at all (an OperatorConfig never valid whose api_sync is: API sync alone); the others
+   * are reported `PausedInvalidConfig`.
+   */
+  apply(config: OperatorConfig | undefined, only?: ReadonlySet<string>): Promise<ControllerState[]> {
+    return this.queue(config, false, only)
   }
 
   async stopAll(): Promise<void> {
     await this.queue(undefined, true)
   }
 
-  private queue(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
-    const next = this.applying.then(() => this.applyNow(config, shutdown))
+  private queue(config: OperatorConfig | undefined, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
+    const next = this.applying.then(() => this.applyNow(config, shutdown, only))
     this.applying = next.catch(() => {})
     return next
   }
@@ -127,10 +131,13 @@ export class FeatureSet {
     return {ok: false, message: `missing CRDs: ${missing.join('; ')}; ${INSTALL_CRDS_HINT}`}
   }
 
-  private async applyNow(config: OperatorConfig | undefined, shutdown: boolean): Promise<ControllerState[]> {
+  private async applyNow(config: OperatorConfig | undefined, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
     const isEstablished = (crd: string) => this.gate.isEstablished(crd)
-    const {actions, states, missingOwnCrds} = planFeatures(this.features, config, isEstablished, current)
+    const features = only ? this.features.map((feature) => (only.has(feature.name) ? feature : {...feature, enabled: () => false})) : this.features
+    const planned = planFeatures(features, config, isEstablished, current)
+    const {actions, missingOwnCrds} = planned
+    const states = only ? planned.states.map((state) => (only.has(state.name) ? state : {...state, reason: 'PausedInvalidConfig'})) : planned.states
     this.missingOwnCrds = missingOwnCrds
     for (const {feature, action, why} of actions) {
       if (action === 'stop' || action === 'restart') {

@@ -111,4 +111,65 @@ describe('The operator\'s own transitions (in-process operator, real apiserver, 
       assert.ok(sim.get('endpoints', endpoint.status!.apiID!), `API endpoint ${endpoint.status!.apiID} kept`)
     }
   })
+
+  it('an invalid OperatorConfig change → Valid=False names the field and says the last valid configuration stays in force; every controller keeps running; the heartbeat goes on', async () => {
+    type Config = KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
+    const before = await eventually(async () => {
+      const config = await client.get<Config>(configRef())
+      return config.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'True' && config.status.conditions.find((c) => c.type === 'APIConnected')?.status === 'True' ? config : undefined
+    }, 30_000, 'a valid, connected OperatorConfig')
+    const runningBefore = before.status!.controllers!.filter((c) => c.running).map((c) => c.name).sort()
+    assert.ok(runningBefore.includes('api-sync') && runningBefore.includes('host-discovery'), runningBefore.join(', '))
+
+    await client.mergePatch(configRef(), {spec: {node_discovery: {label_selector: 'a b=c!!'}}})
+    const invalid = await eventually(async () => {
+      const config = await client.get<Config>(configRef())
+      return config.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'False' ? config : undefined
+    }, 30_000, 'Valid=False')
+    const valid = invalid.status!.conditions!.find((c) => c.type === 'Valid')!
+    assert.match(valid.message, /spec\.node_discovery\.label_selector/)
+    assert.match(valid.message, /last valid configuration .*stays in force/)
+    assert.deepEqual(invalid.status!.controllers!.filter((c) => c.running).map((c) => c.name).sort(), runningBefore, 'every controller keeps running')
+    assert.equal(invalid.status!.controllers!.some((c) => c.reason === 'PausedInvalidConfig'), false)
+    const reports = sim.list('agent/health').length
+    await eventually(async () => sim.list('agent/health').length >= reports + 2, 30_000, 'two more heartbeats after the invalid change')
+    const connected = (await client.get<Config>(configRef())).status!.conditions!.find((c) => c.type === 'APIConnected')!
+    assert.equal(connected.status, 'True', `${connected.reason}: ${connected.message}`)
+
+    await client.mergePatch(configRef(), {spec: {node_discovery: {label_selector: ''}}})
+    await eventually(async () => (await client.get<Config>(configRef())).status?.conditions?.find((c) => c.type === 'Valid')?.status === 'True', 30_000, 'valid again')
+  })
+})
+
+describe('An OperatorConfig never valid since the start (in-process operator, simulator)', function () {
+  this.timeout(120_000)
+  let client: KubeClient
+  let sim: ApiSimulator
+  let stop: AbortController
+  let running: Promise<void>
+
+  after(async () => {
+    stop?.abort()
+    await running
+    client?.close()
+    await sim?.close()
+  })
+
+  it('→ discovery paused, but API sync runs (api_sync is valid by itself): the agent heartbeats, Valid=False says so', async () => {
+    await ensureCrds()
+    client = adminClient()
+    sim = await ApiSimulator.start()
+    const {namespace} = await operatorNamespaceFor(client, sim, {node_discovery: {label_selector: 'a b=c!!'}})
+    stop = new AbortController()
+    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    await eventually(async () => sim.list('agent/health').length >= 2, 30_000, 'heartbeats with a never-valid OperatorConfig')
+    type Config = KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>; conditions?: Array<{type: string; status: string; message: string}>}}
+    const config = await eventually(async () => {
+      const found = await client.get<Config>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+      return found.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'False' && found.status.controllers?.length ? found : undefined
+    }, 30_000, 'Valid=False')
+    assert.match(config.status!.conditions!.find((c) => c.type === 'Valid')!.message, /API sync runs/)
+    assert.deepEqual(config.status!.controllers!.filter((c) => c.running).map((c) => c.name), ['api-sync'])
+    assert.equal(config.status!.controllers!.find((c) => c.name === 'host-discovery')?.reason, 'PausedInvalidConfig')
+  })
 })
