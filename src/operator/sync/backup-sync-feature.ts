@@ -55,6 +55,11 @@ export function BackupController(session: ApiSession): Feature {
       toKeys: (schedule, backups) => backups.listNamespace(schedule.metadata.namespace ?? '')
         .filter((backup) => isScheduleOf(schedule as ScheduleCr, backup))
         .map((backup) => `${backup.metadata.namespace}/${backup.metadata.name}`),
+      // Only what the link depends on: a schedule's routine updates (last backup, status writes) resync nothing.
+      changed: (old, next) => {
+        const linkOf = (schedule: ScheduleCr) => JSON.stringify([schedule.status?.api_id, schedule.spec?.name, schedule.spec?.provider, Boolean(schedule.metadata.deletionTimestamp)])
+        return linkOf(old as ScheduleCr) !== linkOf(next as ScheduleCr)
+      },
     },
     links: async (object, _api, _identity, _signal, related) => {
       if (!object.spec.schedule_name) return {}

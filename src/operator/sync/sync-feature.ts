@@ -72,7 +72,12 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
    * the sync watches them, reads them in `links` (`related`), and a change of one (e.g. it got its API id) resyncs
    * the CRs `toKeys` names — the link never depends on which of the two synced first.
    */
-  related?: {crd: CrdDefinition; toKeys(related: CustomObject<Record<string, unknown>, Record<string, unknown>>, primaries: ObjectCache<SyncObject<Spec>>): string[]}
+  related?: {
+    crd: CrdDefinition
+    toKeys(related: CustomObject<Record<string, unknown>, Record<string, unknown>>, primaries: ObjectCache<SyncObject<Spec>>): string[]
+    /** Which updates of a related CR matter to the links (e.g. its API id); without it, every update. */
+    changed?(old: CustomObject<Record<string, unknown>, Record<string, unknown>>, next: CustomObject<Record<string, unknown>, Record<string, unknown>>): boolean
+  }
   /** Lookups the payload needs (e.g. the K8sApp's API id); may call the API, must pass `signal` on. */
   links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal, related: RelatedCache): Promise<Links>
   /** Pure: the request body for this CR. */
@@ -181,6 +186,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         ? builder.watches<CustomObject<Record<string, unknown>, Record<string, unknown>>>(
           {resource: crdResource(relatedDeclaration.crd), kind: relatedDeclaration.crd.kind},
           (object) => relatedDeclaration.toKeys(object, objects.cache),
+          relatedDeclaration.changed ? {onUpdate: (old, next) => relatedDeclaration.changed!(old, next)} : {},
         ).cache
         : new ObjectCache()
 
