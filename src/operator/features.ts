@@ -42,6 +42,11 @@ export interface Feature {
    */
   settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): unknown
   start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean): RunningFeature
+  /**
+   * Releases what an earlier run left on users' objects (finalizers), for a feature that is not running when the
+   * operator starts because it is disabled or misses a CRD (a running one releases them when it stops).
+   */
+  releaseLeftovers?(manager: Manager, config: OperatorConfig, why: StopReason): Promise<void>
 }
 
 export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'; why?: StopReason}
@@ -97,6 +102,8 @@ export class FeatureSet {
   private applying: Promise<unknown> = Promise.resolve()
   /** The operator's own CRDs that enabled features need and do not find (→ feature names), as last applied. */
   missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map()
+  /** Whether the features not running at the first valid configuration have had their leftovers released. */
+  private leftoversChecked = false
 
   constructor(
     private readonly manager: Manager,
@@ -149,6 +156,15 @@ export class FeatureSet {
         const instance = feature.start(this.manager, config, isEstablished)
         this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
+      }
+    }
+    if (config && !only && !shutdown && !this.leftoversChecked) {
+      this.leftoversChecked = true
+      for (const state of states) {
+        const feature = this.features.find((candidate) => candidate.name === state.name)
+        if (state.running || !feature?.releaseLeftovers) continue
+        const why: StopReason = state.enabled ? {kind: 'missing-crds', message: state.reason ?? 'a CRD it needs is missing'} : {kind: 'disabled', message: 'it is disabled in the OperatorConfig'}
+        void feature.releaseLeftovers(this.manager, config, why).catch((error: Error) => this.logger.warn('releasing leftover finalizers failed', {feature: feature.name, error: error.message}))
       }
     }
     return states

@@ -173,3 +173,40 @@ describe('An OperatorConfig never valid since the start (in-process operator, si
     assert.equal(config.status!.controllers!.find((c) => c.name === 'host-discovery')?.reason, 'PausedInvalidConfig')
   })
 })
+
+describe('A feature disabled while the operator was down (in-process operator, simulator)', function () {
+  this.timeout(120_000)
+  let client: KubeClient
+  let sim: ApiSimulator
+
+  after(async () => {
+    client?.close()
+    await sim?.close()
+  })
+
+  it('the operator starts with endpoint_discovery disabled → the finalizers of the earlier run are released', async () => {
+    await ensureCrds()
+    client = adminClient()
+    sim = await ApiSimulator.start()
+    const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, {endpoint_discovery: {enabled: true}})
+    const namespace = await freshNamespace(client, 'left')
+    await createIngresses(client, namespace, 1, 'left')
+    const hasFinalizer = async () => ((await client.get<KubeObject>(ingresses(namespace, 'left-0'))).metadata?.finalizers as string[] | undefined ?? []).includes(finalizers.ingressDiscovery)
+    let stop = new AbortController()
+    let running = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    await eventually(hasFinalizer, 60_000, 'the Ingress carries the discovery finalizer')
+    // A crash-like stop: the feature never stops for good, so this run releases nothing.
+    stop.abort()
+    await running
+    assert.equal(await hasFinalizer(), true, 'still there after a shutdown')
+    await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'}, {spec: {endpoint_discovery: {enabled: false}}})
+    stop = new AbortController()
+    running = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    try {
+      await eventually(async () => !(await hasFinalizer()), 30_000, 'the finalizer of the earlier run released')
+    } finally {
+      stop.abort()
+      await running
+    }
+  })
+})
