@@ -53,6 +53,11 @@ export interface Feature {
   everyReplica?: boolean
   /** `context.changed()` tells the FeatureSet that `problem()` of the returned feature changed. */
   start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean, context: FeatureContext): RunningFeature
+  /**
+   * Releases what an earlier run left on users' objects (finalizers), for a feature that is not running when the
+   * operator starts because it is disabled or misses a CRD (a running one releases them when it stops).
+   */
+  releaseLeftovers?(manager: Manager, config: OperatorConfig, why: StopReason): Promise<void>
 }
 
 export interface FeatureContext {
@@ -116,6 +121,8 @@ export class FeatureSet {
   private readonly listeners = new Set<() => void>()
   /** The operator's own CRDs that enabled features need and do not find (→ feature names), as last applied. */
   missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map()
+  /** Whether the features not running at the first valid configuration have had their leftovers released. */
+  private leftoversChecked = false
 
   constructor(
     private readonly manager: Manager,
@@ -126,10 +133,12 @@ export class FeatureSet {
 
   /**
    * Brings the running features in line with the config and this replica's role (a standby runs only the
-   * everyReplica features); returns their state for the OperatorConfig status.
+   * everyReplica features); returns their state for the OperatorConfig status. `only`: the features that may run at
+   * all (an OperatorConfig never valid whose api_sync is: API sync alone); the others are reported
+   * `PausedInvalidConfig`.
    */
-  apply(config: OperatorConfig | undefined, leading = true): Promise<ControllerState[]> {
-    return this.queue(config, leading, false)
+  apply(config: OperatorConfig | undefined, options: {leading?: boolean; only?: ReadonlySet<string>} = {}): Promise<ControllerState[]> {
+    return this.queue(config, options.leading ?? true, false, options.only)
   }
 
   async stopAll(): Promise<void> {
@@ -142,8 +151,8 @@ export class FeatureSet {
     return () => this.listeners.delete(listener)
   }
 
-  private queue(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean): Promise<ControllerState[]> {
-    const next = this.applying.then(() => this.applyNow(config, leading, shutdown))
+  private queue(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
+    const next = this.applying.then(() => this.applyNow(config, leading, shutdown, only))
     this.applying = next.catch(() => {})
     return next
   }
@@ -169,10 +178,13 @@ export class FeatureSet {
     })
   }
 
-  private async applyNow(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean): Promise<ControllerState[]> {
+  private async applyNow(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
     const isEstablished = (crd: string) => this.gate.isEstablished(crd)
-    const {actions, states, missingOwnCrds} = planFeatures(this.features, config, isEstablished, current, leading)
+    const features = only ? this.features.map((feature) => (only.has(feature.name) ? feature : {...feature, enabled: () => false})) : this.features
+    const planned = planFeatures(features, config, isEstablished, current, leading)
+    const {actions, missingOwnCrds} = planned
+    const states = only ? planned.states.map((state) => (only.has(state.name) ? state : {...state, reason: 'PausedInvalidConfig'})) : planned.states
     this.missingOwnCrds = missingOwnCrds
     const context: FeatureContext = {changed: () => this.listeners.forEach((listener) => listener())}
     for (const {feature, action, why} of actions) {
@@ -185,6 +197,16 @@ export class FeatureSet {
         const instance = feature.start(this.manager, config, isEstablished, context)
         this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
+      }
+    }
+    // Leftovers of an earlier run are released by the leader only (a standby writes nothing).
+    if (config && leading && !only && !shutdown && !this.leftoversChecked) {
+      this.leftoversChecked = true
+      for (const state of states) {
+        const feature = this.features.find((candidate) => candidate.name === state.name)
+        if (state.running || !feature?.releaseLeftovers) continue
+        const why: StopReason = state.enabled ? {kind: 'missing-crds', message: state.reason ?? 'a CRD it needs is missing'} : {kind: 'disabled', message: 'it is disabled in the OperatorConfig'}
+        void feature.releaseLeftovers(this.manager, config, why).catch((error: Error) => this.logger.warn('releasing leftover finalizers failed', {feature: feature.name, error: error.message}))
       }
     }
     // A feature that was started but could not serve is not running: the status and /readyz say why.

@@ -402,10 +402,13 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(digestOnly.spec.digest, `sha256:${'b'.repeat(64)}`)
     assert.equal(await getArtifact('registry-k8s-io-pause-3-9'), undefined, 'excluded registry')
     assert.equal(await getArtifact('excluded-example-com-x-1'), undefined, 'excluded registry')
+    // The app's status follows the pods of its namespace on its own (not the Artifact CRs): p1 alone already gives
+    // 3 artifacts with nginx in 1 pod, so wait for the state with both pods, not for the count.
     const shop = await eventually(async () => {
       const app = await getApp(ns, 'shop')
-      return app?.status?.artifact_count === 3 ? app : undefined
-    }, 60_000, 'shop status.artifacts')
+      return app?.status?.artifacts?.find((a) => a.name === 'cargo-ayedo-cloud-library-nginx-1-25-3')?.pod_count === 2 ? app : undefined
+    }, 60_000, 'shop status.artifacts with both pods')
+    assert.equal(shop.status?.artifact_count, 3)
     assert.deepEqual(shop.status?.artifacts?.find((a) => a.name === 'cargo-ayedo-cloud-library-nginx-1-25-3'), {name: 'cargo-ayedo-cloud-library-nginx-1-25-3', image: nginx, pod_count: 2})
 
     // Unused: kept with last_seen_at until stale_cleanup_minutes (30) have passed on the operator's clock.

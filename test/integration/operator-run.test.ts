@@ -36,13 +36,15 @@ describe('polycrate operator run (a real process against the real apiserver)', f
 
   it('an invalid OperatorConfig gets a condition naming the field; once fixed, it is Ready — without a restart', async () => {
     const namespace = await freshNamespace(client, 'opcfg')
-    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace})
+    // Created before the operator starts, so it is the first configuration it reads: never valid (with an invalid
+    // one after a valid one, the last valid configuration stays in force: operator-transitions.test.ts).
     await client.create(configRef(namespace), {
       apiVersion: 'polycrate.io/v1alpha1',
       kind: 'OperatorConfig',
       metadata: {name: 'default', namespace},
       spec: {api_sync: {enabled: true, api_url: 'api.example.com'}, endpoint_discovery: {watch_namespaces: ['Prod_NS']}},
     })
+    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace})
     const invalid = await eventually(async () => {
       const object = await client.get<OperatorConfigObject>(configRef(namespace))
       return condition(object, 'Valid')?.status === 'False' ? object : undefined

@@ -103,11 +103,11 @@ describe('FeatureSet', () => {
     const set = new FeatureSet(manager, gate, [server], silent as unknown as Logger)
     let changes = 0
     set.onChange(() => changes++)
-    assert.deepEqual(await set.apply(config(), false), [{name: 'external-dns-webhook', enabled: true, running: true, reason: 'Running'}])
+    assert.deepEqual(await set.apply(config(), {leading: false}), [{name: 'external-dns-webhook', enabled: true, running: true, reason: 'Running'}])
     assert.deepEqual(set.failedCheck(), {ok: true})
     fail!('could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)')
     assert.equal(changes, 1)
-    assert.deepEqual(await set.apply(config(), false), [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'}])
+    assert.deepEqual(await set.apply(config(), {leading: false}), [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'}])
     assert.deepEqual(set.failedCheck(), {ok: false, message: 'external-dns-webhook: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'})
     await set.stopAll()
     assert.deepEqual(set.failedCheck(), {ok: true})

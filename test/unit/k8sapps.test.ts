@@ -191,6 +191,20 @@ describe('K8sApp discovery: desired state of a namespace (pure)', () => {
     assert.equal(late.problems.length, 0)
   })
 
+  it('status.artifacts is a function of the namespace\'s pods alone (no Artifact CR is read): one pod of two → the same artifact_count, a smaller pod_count', () => {
+    // The K8sApp's figures are recomputed on every pod event of its namespace, independently of the Artifact
+    // controller; a reader that waits on artifact_count alone can see the state of before the second pod.
+    const nginx = 'cargo.ayedo.cloud/library/nginx:1.25.3'
+    const p1 = pod('shop', 'p1', {images: [nginx, 'localhost:5000/team/app', `busybox@sha256:${'b'.repeat(64)}`]})
+    const p2 = pod('shop', 'p2', {images: [nginx, 'registry.k8s.io/pause:3.9']})
+    const loadedShop = loaded({'shop.poly': goodMeta})
+    const status = (pods: KubeObject[]) => desiredApps('shop', caches({secret: [secret('shop', 'shop.poly')], pod: pods}), settings(), loadedShop).objects[0]!.status as {artifact_count: number; artifacts: Array<{name: string; pod_count: number}>}
+    const first = status([p1])
+    const both = status([p1, p2])
+    assert.deepEqual([first.artifact_count, both.artifact_count], [3, 3])
+    assert.deepEqual([first, both].map((s) => s.artifacts.find((a) => a.name === 'cargo-ayedo-cloud-library-nginx-1-25-3')?.pod_count), [1, 2])
+  })
+
   it('annotated pods → one external app per name; Job pods make none; label_discovery_enabled false → none', () => {
     const pods = [pod('a', 'w1', {app: 'web', owner: 'ReplicaSet'}), pod('a', 'w2', {app: 'web'}), pod('a', 'j', {app: 'job-app', owner: 'Job'}), pod('a', 'x')]
     const state = desiredApps('a', caches({pod: pods}), settings(), new Map())
@@ -301,9 +315,16 @@ describe('K8sApp payload (pure)', () => {
     const body = k8sAppPayload(object({kind: 'helm', block: {name: 'web', version: '1.2.0', display_name: 'Web'}, action: {name: 'install', status: 'success'}, source: {kind: 'Secret', name: 'web.poly'}}), 'c1', 'b1')
     assert.deepEqual(body, {
       name: 'web', namespace: 'prod', kind: 'helm', k8s_cluster: 'c1', created_by_component: 'operator', display_name: 'Web', block: 'b1', installed_version: '1.2.0', source: 'secret',
-      installed: true, installation_running: false, installation_failed: false, uninstalled: false, uninstallation_running: false, uninstallation_failed: false,
+      installed: true, installation_running: false, installation_failed: false, uninstalled: false, uninstallation_running: false, uninstallation_failed: false, active: true,
     })
     assert.equal('block' in k8sAppPayload(object({block: {name: 'web'}}), 'c1'), false, 'an unresolved block is not sent as null')
+  })
+  it('an app with a CR is active and not uninstalled (an app marked uninstalled comes back); only an uninstall action says otherwise', () => {
+    const external = k8sAppPayload(object({kind: 'external', source: {kind: 'Pod', name: 'web'}}), 'c1')
+    assert.deepEqual([external.uninstalled, external.active, 'installed' in external], [false, true, false])
+    const gone = k8sAppPayload(object({kind: 'helm', action: {name: 'uninstall', status: 'success'}}), 'c1')
+    assert.deepEqual([gone.uninstalled, 'active' in gone], [true, false])
+    assert.equal(k8sAppPayload(object({kind: 'helm', action: {name: 'uninstall', status: 'running'}}), 'c1').active, true)
   })
   it('external apps send byoa; the operator\'s own app never sends installed_version', () => {
     assert.equal(k8sAppPayload(object({kind: 'external', byoa: true}), 'c1').byoa, true)

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
+import {apiSyncSection} from '../../src/operator/config/operator-config-controller.js'
 import {
   credentialsSecret,
   ignoredOperatorConfigStatus,
@@ -127,6 +128,28 @@ describe('OperatorConfig', () => {
       assert.match(valid.conditions!.find((c) => c.type === 'Ready')!.message!, /Running: x\./)
       const again = operatorConfigStatus(valid, 4, {ok: true, config: operatorConfigSpec.parse({})}, [{name: 'x', enabled: true, running: true, reason: 'Running'}], 't3')
       assert.equal(statusChanged(valid, again), false)
+    })
+
+    it('an invalid change with a last valid configuration → Valid=False names the field and says it stays in force; Ready=True on it, phase Degraded', () => {
+      const controllers = [{name: 'host-discovery', enabled: true, running: true, reason: 'Running'}]
+      const status = operatorConfigStatus(undefined, 5, {ok: false, problems: ['spec.node_discovery.label_selector: "a b=c!!" is not a valid label selector']}, controllers, 't', new Map(), {lastValidGeneration: 4})
+      const valid = status.conditions!.find((c) => c.type === 'Valid')!
+      assert.deepEqual([status.phase, valid.status, valid.reason], ['Degraded', 'False', 'InvalidSpec'])
+      assert.match(valid.message!, /spec\.node_discovery\.label_selector: .*the last valid configuration \(generation 4\) stays in force/)
+      const ready = status.conditions!.find((c) => c.type === 'Ready')!
+      assert.deepEqual([ready.status, ready.reason], ['True', 'LastValidConfigInForce'])
+      assert.match(ready.message!, /host-discovery/)
+      const never = operatorConfigStatus(undefined, 1, {ok: false, problems: ['spec.a: bad']}, [], 't', new Map(), {apiSyncOnly: true})
+      assert.equal(never.phase, 'Error')
+      assert.match(never.conditions!.find((c) => c.type === 'Valid')!.message!, /API sync runs/)
+    })
+
+    it('apiSyncSection: the api_sync (and local_cluster) sections alone, when valid by themselves', () => {
+      const spec = {api_sync: {enabled: true, api_url: 'https://api.example.com'}, local_cluster: {enabled: true, cluster_name: 'c'}, node_discovery: {label_selector: 'a b=c!!'}}
+      const config = apiSyncSection(spec as never)!
+      assert.deepEqual([config.api_sync.api_url, config.local_cluster.cluster_name, config.node_discovery.label_selector], ['https://api.example.com', 'c', ''])
+      assert.equal(apiSyncSection({api_sync: {enabled: true, api_url: 'not a url'}} as never), undefined)
+      assert.equal(apiSyncSection({api_sync: {enabled: true, api_url: 'https://a.example'}, local_cluster: {enabled: 'yes'}} as never)?.local_cluster.enabled, false, 'a bad local_cluster is left out')
     })
 
     it('only owns its fields and conditions: api_sync and the APIConnected condition belong to API sync', () => {

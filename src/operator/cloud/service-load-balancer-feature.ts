@@ -65,6 +65,12 @@ export function slimLbNode(node: KubeObject): KubeObject {
   } as KubeObject
 }
 
+/**
+ * Disabled (or the cloud controller off) it keeps its finalizer on Services, as upstream's service controller does:
+ * the finalizer guards an API load balancer instance, and releasing it would let a Service's deletion orphan the
+ * instance. Enabled again, it finishes the deletions that waited. (Discovery finalizers, which guard nothing outside
+ * the cluster, are released instead: discovery-feature.ts.)
+ */
 export function ServiceLoadBalancerController(session: ApiSession): Feature {
   return {
     name: 'cloud-load-balancer',

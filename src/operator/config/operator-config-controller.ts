@@ -1,7 +1,8 @@
 /**
  * The OperatorConfig controller: reads the singleton `default` in the operator namespace, validates it, starts and
- * stops the feature controllers accordingly, and writes what it did into the status. An invalid spec pauses
- * discovery and says which field is wrong; the operator keeps running.
+ * stops the feature controllers accordingly, and writes what it did into the status. An invalid spec says which
+ * field is wrong and leaves the last valid configuration in force (features keep running as they were); a spec never
+ * valid since the process started pauses the features, except API sync when the api_sync section is valid.
  *
  * It runs on every replica: a standby starts the features that serve on every replica (the DNS webhooks) and writes
  * nothing; the leader starts the rest and owns the status and the Events.
@@ -54,6 +55,17 @@ export class OperatorConfigState {
   }
 }
 
+/** The features that run on an OperatorConfig that was never valid, when its api_sync section is. */
+const API_SYNC_ONLY: ReadonlySet<string> = new Set(['api-sync'])
+
+/** The configuration of the api_sync (and local_cluster) sections alone, when they are valid by themselves. */
+export function apiSyncSection(spec: OperatorConfigSpec | undefined): OperatorConfig | undefined {
+  const withCluster = validateOperatorConfig({api_sync: spec?.api_sync, local_cluster: spec?.local_cluster})
+  if (withCluster.ok) return withCluster.config
+  const alone = validateOperatorConfig({api_sync: spec?.api_sync})
+  return alone.ok ? alone.config : undefined
+}
+
 export function createOperatorConfigController(options: OperatorConfigControllerOptions): {controller: Controller; state: OperatorConfigState} {
   const {manager, gate, features} = options
   const namespace = manager.namespace
@@ -63,6 +75,8 @@ export function createOperatorConfigController(options: OperatorConfigController
   const informer = manager.informer<OperatorConfigObject>({resource: {...operatorConfigResource(namespace), namespace: undefined}, kind: operatorConfigCrd.kind})
   const client: KubeClient = manager.client
   const now = options.now ?? (() => new Date())
+  /** The last valid spec this process read (kept in memory only: a restart with an invalid spec starts without it). */
+  let lastValid: {config: OperatorConfig; generation: number | undefined} | undefined
 
   const reconcile = async ({key: requested, logger, signal}: ReconcileContext) => {
     const leading = manager.isLeader
@@ -84,19 +98,24 @@ export function createOperatorConfigController(options: OperatorConfigController
     }
     const object = informer.cache.get(key)
     const validation = validateOperatorConfig(object?.spec ?? {})
-    const config = validation.ok ? validation.config : undefined
+    if (validation.ok) lastValid = {config: validation.config, generation: object?.metadata.generation}
+    // Invalid: the last valid configuration stays in force; never valid (since this process started): API sync
+    // alone, when the api_sync section by itself is valid, so the agent still heartbeats.
+    const apiSyncOnly = validation.ok || lastValid ? undefined : apiSyncSection(object?.spec)
+    const config = validation.ok ? validation.config : lastValid?.config ?? apiSyncOnly
     state.set(config)
-    const controllers = await features.apply(config, leading)
+    const controllers = await features.apply(config, {leading, only: apiSyncOnly ? API_SYNC_ONLY : undefined})
     if (!leading) return
     if (!object) {
       logger.debug('no OperatorConfig; running with the defaults')
       return
     }
     if (!validation.ok) {
-      logger.warn('invalid OperatorConfig; discovery paused', {problems: validation.problems})
+      logger.warn(lastValid ? 'invalid OperatorConfig; the last valid configuration stays in force' : 'invalid OperatorConfig; discovery paused', {problems: validation.problems})
       await options.recorder?.record(object, 'Warning', 'InvalidSpec', `Invalid OperatorConfig: ${validation.problems.join('; ')}`)
     }
-    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString(), features.missingOwnCrds)
+    const inForce = validation.ok ? undefined : lastValid ? {lastValidGeneration: lastValid.generation} : {apiSyncOnly: apiSyncOnly !== undefined}
+    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString(), features.missingOwnCrds, inForce)
     if (!statusChanged(object.status, status)) return
     await client.apply(
       {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},

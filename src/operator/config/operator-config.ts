@@ -149,13 +149,25 @@ export function operatorConfigStatus(
   now: string,
   /** The operator's own CRDs enabled features need and do not find → those features (FeatureSet.missingOwnCrds). */
   missingOwnCrds: ReadonlyMap<string, readonly string[]> = new Map(),
+  /** What runs while the spec is invalid: the last valid configuration (its generation), or API sync alone / nothing. */
+  inForce?: {lastValidGeneration: number | undefined} | {apiSyncOnly: boolean},
 ): OwnStatus {
   let conditions = (previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type))
   const base = {observed_generation: generation, controllers: [...controllers]}
-  if (!validation.ok) {
-    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. Discovery is paused until the spec is fixed.`
+  if (!validation.ok && inForce && 'lastValidGeneration' in inForce) {
+    const running = controllers.filter((c) => c.running).map((c) => c.name)
+    const which = inForce.lastValidGeneration === undefined ? 'the last valid configuration' : `the last valid configuration (generation ${inForce.lastValidGeneration})`
+    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. This change is not applied: ${which} stays in force until the spec is fixed.`
     conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
-    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'DiscoveryPaused', message: 'Discovery is paused because the spec is invalid.', observedGeneration: generation}, now)
+    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'True', reason: 'LastValidConfigInForce', message: `Running ${which}: ${running.join(', ') || 'no controller'}.`, observedGeneration: generation}, now)
+    return {...base, phase: 'Degraded', message, conditions}
+  }
+  if (!validation.ok) {
+    const apiSync = inForce && 'apiSyncOnly' in inForce && inForce.apiSyncOnly
+    const paused = apiSync ? 'Discovery is paused (no valid configuration yet); API sync runs, its section being valid' : 'Discovery is paused'
+    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. ${paused} until the spec is fixed.`
+    conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
+    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'DiscoveryPaused', message: `${paused} because the spec is invalid.`, observedGeneration: generation}, now)
     return {...base, phase: 'Error', message, conditions}
   }
   conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'True', reason: 'Valid', message: 'The spec is valid.', observedGeneration: generation}, now)

@@ -18,11 +18,12 @@
  * (once per change), the stale sweep (`stale_cleanup_minutes`, `cleanup.*`) and echo suppression of its own writes.
  */
 import {API_VERSION, crdFullName, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
-import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import type {Logger} from '../../lib/logger.js'
+import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
 import {validateOperatorConfig, type OperatorConfig} from '../config/operator-config.js'
 import {annotations, labels} from '../conventions.js'
-import type {Feature} from '../features.js'
+import type {Feature, StopReason} from '../features.js'
 import {OWN, READ, type Permission} from '../permissions.js'
 import type {IndexFunction} from '../runtime/cache.js'
 import {objectKey} from '../runtime/cache.js'
@@ -138,6 +139,63 @@ interface Settings<S> {
   sweepMinutes: number
 }
 
+/**
+ * A finalizer a discovery put on a user's object (an Ingress, an HTTPRoute) is released when the discovery stops for
+ * good — disabled, or a CRD it needs gone (SPEC-NOTES "The operator's own transitions"): nothing would remove it
+ * later, so the object's deletion (and its namespace's) would hang. Its CRs and their API objects stay. Read live and
+ * patched with its resourceVersion (a conflict → read again), so other finalizers are kept.
+ */
+async function releaseSourceFinalizers(manager: Manager, name: string, held: Array<{source: DiscoverySource; ref: ResourceRef}>, why: StopReason, logger: Logger): Promise<void> {
+  const recorder = manager.recorder(name)
+  await forEachLimit(held, 4, async ({source, ref}) => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const live = await manager.client.getOrUndefined<KubeObject>(ref)
+        const list = (live?.metadata?.finalizers ?? []) as string[]
+        if (!live || !list.includes(source.finalizer!)) return
+        await manager.client.mergePatch(ref, {metadata: {finalizers: list.filter((finalizer) => finalizer !== source.finalizer), resourceVersion: live.metadata?.resourceVersion}})
+        await recorder.record(live, 'Normal', 'FinalizerReleased', `${name} is not running (${why.message}): its finalizer ${source.finalizer} is removed so deleting this ${source.kind} does not wait on it.`).catch(() => {})
+        return
+      } catch (error) {
+        if (error instanceof KubeApiError && (error.status === 409 || error.status === 404)) continue
+        logger.warn(`could not release the finalizer ${source.finalizer}`, {object: `${ref.namespace ?? ''}/${ref.name}`, error: (error as Error).message})
+        return
+      }
+    }
+  })
+  if (held.length > 0) logger.info('source finalizers released', {finalizer: [...new Set(held.map(({source}) => source.finalizer))].join(', '), count: held.length, why: why.message})
+}
+
+/**
+ * The same for a discovery that is not running at all (the operator started with it disabled or missing a CRD): its
+ * finalizers of an earlier run are found by listing its finalizer-carrying sources (paged, metadata only). A source
+ * whose CRD is gone has no objects left to hold.
+ */
+async function releaseLeftoverFinalizers<S>(declaration: DiscoveryDeclaration<S>, manager: Manager, config: OperatorConfig, why: StopReason): Promise<void> {
+  const sources = declaration.sources(declaration.settings(config, () => true)).filter((source) => source.finalizer)
+  const held: Array<{source: DiscoverySource; ref: ResourceRef}> = []
+  for (const source of sources) {
+    const resource = source.request.resource
+    let next: string | undefined
+    try {
+      do {
+        const page = await manager.client.request<{items?: KubeObject[]; metadata?: {continue?: string}}>({
+          path: resourcePath({...resource, namespace: undefined, name: undefined}), query: {limit: 500, continue: next},
+          accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+        })
+        for (const object of page.items ?? []) {
+          if (((object.metadata?.finalizers ?? []) as string[]).includes(source.finalizer!)) held.push({source, ref: {...resource, namespace: object.metadata?.namespace, name: object.metadata!.name!}})
+        }
+        next = page.metadata?.continue || undefined
+      } while (next)
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) continue // its CRD is gone, and its objects with it
+      manager.logger.warn(`could not look for leftover ${source.finalizer} finalizers`, {feature: declaration.name, error: (error as Error).message})
+    }
+  }
+  await releaseSourceFinalizers(manager, declaration.name, held, why, manager.logger)
+}
+
 export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Feature {
   const settingsOf = (config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings<S> => ({
     own: declaration.settings(config, isEstablished),
@@ -153,6 +211,7 @@ export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Featur
     permissions: discoveryPermissions(declaration),
     settings: settingsOf,
     start: (manager, config, isEstablished) => startDiscovery(declaration, manager, settingsOf(config, isEstablished)),
+    releaseLeftovers: (manager, config, why) => releaseLeftoverFinalizers(declaration, manager, config, why),
   }
 }
 
@@ -380,9 +439,16 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
     }),
   ]
   return {
-    async stop() {
+    async stop(why?: StopReason) {
+      const release = why?.kind === 'disabled' || why?.kind === 'missing-crds'
+      // Taken before the caches go; released after the workers stopped, so none puts one back.
+      const held = !release ? [] : sources.filter((source) => source.finalizer).flatMap((source) =>
+        (informers.get(source.id)?.cache.list() ?? [])
+          .filter((object) => ((object.metadata?.finalizers ?? []) as string[]).includes(source.finalizer!))
+          .map((object) => ({source, ref: {...source.request.resource, namespace: object.metadata?.namespace, name: object.metadata!.name!}})))
       for (const off of unsubscribe) off()
       await running.stop()
+      if (release) await releaseSourceFinalizers(manager, declaration.name, held, why, running.logger)
     },
   }
 }

@@ -15,7 +15,7 @@
  */
 import https from 'node:https'
 import {adoptOrCreate, ApiAuthError, type K8sClusterRequest} from '../../api/index.js'
-import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
+import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../crds/define.js'
 import {k8sClusterCrd, type K8sClusterSpec} from '../../crds/k8s-cluster.js'
 import type {Condition} from '../../crds/schema.js'
 import {KubeApiError, type KubeObject} from '../../kube/client.js'
@@ -25,6 +25,7 @@ import {conditionTypes, finalizers} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
+import {crdGoing} from '../runtime/crd-gate.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from '../sync/hash.js'
 import {statusUnchanged} from '../sync/sync-feature.js'
@@ -170,7 +171,11 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
         if (!object) return
         const hasFinalizer = object.metadata.finalizers?.includes(finalizers.k8sCluster) ?? false
         if (object.metadata.deletionTimestamp) {
-          if (hasFinalizer) await finalize(object, logger, signal)
+          if (hasFinalizer && await crdGoing(manager.client, crdFullName(k8sClusterCrd))) {
+            // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API cluster is kept.
+            logger.info('CR goes with its CRD; the API cluster is kept')
+            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.k8sCluster), signal)
+          } else if (hasFinalizer) await finalize(object, logger, signal)
           return
         }
         const namespace = object.metadata.namespace!

@@ -12,7 +12,7 @@
  * Keys live only in the Secret's data: never in logs, Events, conditions, status or errors.
  */
 import {adoptOrCreate, ApiNotFoundError, type PolycrateApiClient, type S3Bucket} from '../../api/index.js'
-import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
+import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../crds/define.js'
 import {s3BucketCrd, type S3BucketSpec} from '../../crds/s3-bucket.js'
 import type {KubeObject} from '../../kube/client.js'
 import type {ApiSession} from '../agent/api-session.js'
@@ -20,6 +20,7 @@ import {finalizers, labels} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
+import {crdGoing} from '../runtime/crd-gate.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {statusUnchanged} from '../sync/sync-feature.js'
 import {
@@ -175,7 +176,11 @@ export function S3BucketReconciler(session: ApiSession): Feature {
         const object: S3BucketObject = {...cached, status: cached.status ? {...cached.status} : undefined}
         const hasFinalizer = object.metadata.finalizers?.includes(finalizers.s3Bucket) ?? false
         if (object.metadata.deletionTimestamp) {
-          if (hasFinalizer) await finalize(object, logger, signal)
+          if (hasFinalizer && await crdGoing(manager.client, crdFullName(s3BucketCrd))) {
+            // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API S3 bucket is kept.
+            logger.info('CR goes with its CRD; the API S3 bucket is kept')
+            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.s3Bucket), signal)
+          } else if (hasFinalizer) await finalize(object, logger, signal)
           return
         }
 

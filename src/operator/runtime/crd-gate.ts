@@ -3,7 +3,7 @@
  * sources (Gateway API, cert-manager, Velero, CNPG) start when their CRDs appear and stop when they go.
  * Only names and conditions are kept: the schemas of some upstream CRDs are hundreds of kilobytes.
  */
-import type {KubeObject} from '../../kube/client.js'
+import type {KubeClient, KubeObject} from '../../kube/client.js'
 import type {Informer} from './informer.js'
 import type {Manager} from './manager.js'
 
@@ -52,4 +52,16 @@ export class CrdGate {
     this.established = next
     if (changed) for (const listener of this.listeners) listener()
   }
+}
+
+/**
+ * Whether the CRD `name` (e.g. `endpoints.polycrate.io`) is being deleted (it has a deletionTimestamp) or is gone:
+ * a CR deleted then goes with its CRD — not a user deleting it — and a sync finalizer is released without deleting
+ * anything in the API (SPEC-NOTES "The operator's own transitions"). Read live, not from the gate's cache: the CR's
+ * deletion event may arrive before the CRD's update, and the mistake would be irreversible. CR deletions are rare,
+ * one GET each is cheap.
+ */
+export async function crdGoing(client: KubeClient, name: string): Promise<boolean> {
+  const crd = await client.getOrUndefined<KubeObject>({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+  return !crd || Boolean(crd.metadata?.deletionTimestamp)
 }

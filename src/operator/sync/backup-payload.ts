@@ -6,9 +6,12 @@
  * - Every spec field the API knows is copied: name, provider, kind, source_namespace, status, started_at,
  *   completed_at, expiration, size_bytes, items_backed_up, retention_policy (Backup); status, schedule_cron, paused,
  *   retention_policy, last_backup_at, total_backups (BackupSchedule). `source` is operator bookkeeping, never sent.
- * - `schedule` (the BackupSchedule's API id) is NOT sent: the API resolves it from `metadata.schedule_name`, so the
- *   spec's `schedule_name` goes into `metadata` (and only there). Likewise a schedule's `last_backup_name`, which
- *   BackupScheduleRequest has no field for, goes into `metadata.last_backup_name`.
+ * - `schedule` = the API id of the BackupSchedule named by `schedule_name`, once that schedule has one (the sync
+ *   reads it from the BackupSchedule CR and resyncs the Backup when it changes, backup-sync-feature.ts); until then
+ *   it is left out. The API's own resolution from `metadata.schedule_name` works only at create time and only when
+ *   the schedule was there first, so it cannot be relied on. `schedule_name` also goes into `metadata`. A
+ *   schedule's `last_backup_name`, which BackupScheduleRequest has no field for, goes into
+ *   `metadata.last_backup_name`.
  * - `metadata` is always sent, as an object: the spec's metadata plus those names. The API stores it as a whole, so
  *   a key the source lost (a failure reason that went away) disappears from the API too.
  * - A field the spec does not have is cleared on update (PATCH): null where the request type allows it
@@ -47,8 +50,9 @@ export function backupProvider(provider: string | undefined): BackupProvider | u
   }
 }
 
-export function backupPayload(spec: BackupSpec, clusterId: string): BackupRequest {
+export function backupPayload(spec: BackupSpec, clusterId: string, scheduleId?: string): BackupRequest {
   return withoutUndefined<BackupRequest>({
+    schedule: spec.schedule_name ? scheduleId : undefined,
     name: backupApiName(spec.name),
     provider: backupProvider(spec.provider),
     kind: spec.kind,

@@ -11,7 +11,8 @@
  * - `installed_version` = spec.installed_version, else block.version; left out when neither is set, and always for
  *   the operator's own app `polycrate-operator`, whose version the API sync feature reports (the running one).
  * - The installation flags follow the action table (k8sapps.ts `installationStatus`); an action outside the table
- *   sends none of them.
+ *   (or none: an app claimed by annotation) sends only `uninstalled: false`. `active: true` unless the action says
+ *   uninstalled: an app the operator marked uninstalled and inactive (CR deleted) is revived when it comes back.
  * - `source` = where it was discovered (secret, pod, ingress, httproute); `created_by_component: 'operator'`.
  */
 import type {K8sAppRequest} from '../../api/requests.js'
@@ -28,14 +29,18 @@ export function k8sAppPayload(
   const name = spec.name ?? object.metadata.name
   const kind = spec.kind ?? (spec.block?.name ? 'polycrate' : 'external')
   const version = name === OPERATOR_NAME ? undefined : spec.installed_version ?? spec.block?.version
+  const flags = installationStatus(spec.action)
   const body: K8sAppRequest = {
     name,
     namespace: spec.namespace ?? object.metadata.namespace ?? null,
     kind,
     k8s_cluster: clusterId,
     created_by_component: 'operator',
-    ...installationStatus(spec.action),
+    ...(flags ?? {uninstalled: false}),
   }
+  // A CR that exists is an app that is there: an API app the operator marked uninstalled (its last pod went, a name
+  // conflict) comes back active when it is adopted again. Only an uninstall action says otherwise.
+  if (!flags?.uninstalled) body.active = true
   if (spec.block?.display_name) body.display_name = spec.block.display_name
   if (kind === 'external') body.byoa = spec.byoa === true
   if (blockId) body.block = blockId

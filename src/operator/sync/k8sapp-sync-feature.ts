@@ -9,8 +9,12 @@
  * - Block ID linking: the workspace from spec.workspace.name (+ organization): the agent token's own workspace when
  *   the names match, else a lookup by name; then the block by `name_exact` + `workspaces`. `status.block_id` and
  *   `status.installed_version` show what was sent.
+ * - A K8sApp claimed by annotation (pod, Ingress, HTTPRoute) is created in the API only once its CR is 3 s old: a
+ *   name claimed in two namespaces within moments is a conflict discovery resolves by deleting the CR, and an API
+ *   app created in between could only be marked uninstalled (agent tokens may not delete), so it would stay behind.
  * - Deletion (finalizer `polycrate.io/k8sapp-cleanup`): DELETE; agent tokens may not delete K8sApps (403), so the
- *   app is then marked uninstalled and inactive instead. The operator's own app is never removed.
+ *   app is then marked uninstalled and inactive instead, with its pod figures at 0 (no pods, empty details). The
+ *   operator's own app is never removed.
  */
 import {ApiAuthError, type K8sApp, type K8sAppRequest, type PolycrateApiClient} from '../../api/index.js'
 import {crdResource, type CustomObject} from '../../crds/define.js'
@@ -21,6 +25,8 @@ import {annotations, finalizers, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
 import type {ReconcileContext} from '../runtime/controller.js'
+import {podStatus} from '../discovery/k8sapps-pods.js'
+import {configHash} from './hash.js'
 import {k8sAppPayload} from './k8sapp-payload.js'
 import {defineSync} from './sync-feature.js'
 
@@ -52,6 +58,17 @@ export async function resolveBlock(spec: K8sAppSpec, api: PolycrateApiClient, id
   return block?.id
 }
 
+/**
+ * The pod figures of an app that has no pods (pure): what an uninstalled app reports. The pod-status controller
+ * stops at the CR's deletion, so without these the API would keep the last pod's figures for good.
+ */
+export function noPods(now: Date): Pick<K8sAppRequest, 'pods_total' | 'pods_ready' | 'pods_available' | 'pods_unavailable' | 'pods_restart_count_total' | 'pods_restart_count_last_hour' | 'pods_details' | 'pods_status_hash' | 'pods_status_updated_at'> {
+  return {...podStatus([], now.getTime(), configHash), pods_status_updated_at: now.toISOString()}
+}
+
+/** How long an annotation-claimed K8sApp CR must exist before its API app is created. */
+export const ANNOTATION_APP_SETTLE_MS = 3000
+
 export function K8sAppController(session: ApiSession): Feature {
   return defineSync<K8sAppSpec, K8sAppRequest, K8sApp, Links>(session, {
     name: 'k8sapp-sync',
@@ -68,6 +85,9 @@ export function K8sAppController(session: ApiSession): Feature {
     lookup: (body, identity) => ({name_exact: body.name ?? '', k8s_cluster: identity.clusterId}),
     matches: (candidate, body) => !candidate.namespace || candidate.namespace === body.namespace,
     inventory: (identity) => ({k8s_cluster: identity.clusterId}),
+    // An app claimed by annotation may be taken back by discovery right away (its name claimed in another namespace
+    // a moment later: a conflict); agent tokens cannot delete an API app, so it would stay behind uninstalled.
+    createAfterMs: (object) => (object.spec.source && object.spec.source.kind !== 'Secret' ? ANNOTATION_APP_SETTLE_MS : 0),
     extraStatus: (links) => ({
       ...(links.blockId ? {block_id: links.blockId} : {}),
       ...(links.installedVersion ? {installed_version: links.installedVersion} : {}),
@@ -78,8 +98,8 @@ export function K8sAppController(session: ApiSession): Feature {
         return await api.k8sApps.delete(id, {signal})
       } catch (error) {
         if (!(error instanceof ApiAuthError && error.forbidden)) throw error
-        await api.k8sApps.update(id, {installed: false, installation_running: false, installation_failed: false, uninstalled: true, active: false}, {signal})
-        return 'marked uninstalled and inactive (agent tokens may not delete K8sApps)'
+        await api.k8sApps.update(id, {installed: false, installation_running: false, installation_failed: false, uninstalled: true, active: false, ...noPods(new Date())}, {signal})
+        return 'marked uninstalled and inactive, with no pods (agent tokens may not delete K8sApps)'
       }
     },
   })

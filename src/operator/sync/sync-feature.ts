@@ -3,7 +3,8 @@
  * pure payload function; the generic part owns, for every kind alike:
  *
  * - the finalizer (kube-rs' `finalizer()` Apply/Cleanup): on before the API object can exist (discovered CRs are
- *   created with it already), and on deletion the API object is deleted before it is removed;
+ *   created with it already), and on deletion the API object is deleted before it is removed — unless the CR goes
+ *   because its CRD is being deleted (read live): then it is released and the API object kept, for adoption later;
  * - the existence check that recreates an object deleted on the API side (seeds: "API sync and self-healing"),
  *   adopt-or-create by the kind's natural key (a crash between create and status write never duplicates), and
  *   writes only when the payload hash (`configHash`/`config_hash`) changed;
@@ -39,12 +40,16 @@ import {setCondition} from '../config/operator-config.js'
 import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../features.js'
 import {READ} from '../permissions.js'
-import type {ReconcileContext} from '../runtime/controller.js'
+import {ObjectCache} from '../runtime/cache.js'
+import {crdGoing} from '../runtime/crd-gate.js'
+import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {configHash} from './hash.js'
 import {InventoryKeys} from './inventory-keys.js'
 
 type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
+/** The cache of the declaration's `related` CRs (empty without one). */
+export type RelatedCache = ObjectCache<CustomObject<Record<string, unknown>, Record<string, unknown>>>
 interface ApiObject {
   id: string
   is_deleted?: boolean | null
@@ -62,8 +67,19 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
   api(client: PolycrateApiClient): Resource<Api, Body>
   /** The API object needs this cluster's K8sCluster id (k8s_cluster): wait for `local_cluster` to resolve it. */
   requiresCluster?: boolean
+  /**
+   * CRs of another polycrate.io kind this kind's payload links to by their API id (a Backup → its BackupSchedule):
+   * the sync watches them, reads them in `links` (`related`), and a change of one (e.g. it got its API id) resyncs
+   * the CRs `toKeys` names — the link never depends on which of the two synced first.
+   */
+  related?: {
+    crd: CrdDefinition
+    toKeys(related: CustomObject<Record<string, unknown>, Record<string, unknown>>, primaries: ObjectCache<SyncObject<Spec>>): string[]
+    /** Which updates of a related CR matter to the links (e.g. its API id); without it, every update. */
+    changed?(old: CustomObject<Record<string, unknown>, Record<string, unknown>>, next: CustomObject<Record<string, unknown>, Record<string, unknown>>): boolean
+  }
   /** Lookups the payload needs (e.g. the K8sApp's API id); may call the API, must pass `signal` on. */
-  links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal): Promise<Links>
+  links?(object: SyncObject<Spec>, api: PolycrateApiClient, identity: ApiIdentity, signal: AbortSignal, related: RelatedCache): Promise<Links>
   /** Pure: the request body for this CR. */
   payload(object: SyncObject<Spec>, context: {identity: ApiIdentity; links: Links}): Body
   /** The natural key as list filters, for adopt-or-create. */
@@ -84,6 +100,12 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
    * agent tokens may not delete, are marked uninstalled instead.
    */
   remove?(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<string>
+  /**
+   * How long a new CR must have existed before its API object is created (ms since creationTimestamp; default 0).
+   * For CRs that discovery may take back at once (a K8sApp claimed by annotation whose name turns out to be claimed
+   * in another namespace too), so a short-lived claim leaves nothing in the API.
+   */
+  createAfterMs?(object: SyncObject<Spec>): number
   /** Status fields of the kind beyond the generic ones (e.g. Endpoint `k8sAppID`). */
   extraStatus?(links: Links): Record<string, unknown>
 }
@@ -143,11 +165,12 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
   return {
     name: declaration.name,
     enabled: declaration.enabled ?? ((config) => config.api_sync.enabled),
-    requiredCrds: [crdFullName(declaration.crd)],
-    // Reads its CRs, sets and releases its finalizer, writes their status.
+    requiredCrds: [crdFullName(declaration.crd), ...(declaration.related ? [crdFullName(declaration.related.crd)] : [])],
+    // Reads its CRs, sets and releases its finalizer, writes their status; reads the related CRs.
     permissions: [
       {group: resource.group, resource: resource.plural, verbs: [...READ, 'patch', 'update']},
       {group: resource.group, resource: `${resource.plural}/status`, verbs: ['get', 'patch', 'update']},
+      ...(declaration.related ? [{group: crdResource(declaration.related.crd).group, resource: crdResource(declaration.related.crd).plural, verbs: READ}] : []),
     ],
     settings: (config) => ({api: config.api_sync.api_url, interval: config.api_sync.sync_interval_seconds}),
     start(manager, config) {
@@ -158,6 +181,14 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const stopping = new AbortController()
       const builder = manager.controller(declaration.name)
       const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})
+      const relatedDeclaration = declaration.related
+      const related: RelatedCache = relatedDeclaration
+        ? builder.watches<CustomObject<Record<string, unknown>, Record<string, unknown>>>(
+          {resource: crdResource(relatedDeclaration.crd), kind: relatedDeclaration.crd.kind},
+          (object) => relatedDeclaration.toKeys(object, objects.cache),
+          relatedDeclaration.changed ? {onUpdate: (old, next) => relatedDeclaration.changed!(old, next)} : {},
+        ).cache
+        : new ObjectCache()
 
       const refOf = (object: SyncObject<Spec>, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
       const writeStatus = async (object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal) => {
@@ -210,7 +241,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         })
       }
 
-      const reconcile = async ({key, logger, signal}: ReconcileContext) => {
+      const reconcile = async ({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> => {
         const object = objects.cache.get(key)
         if (!object) return
         const api = session.client
@@ -220,6 +251,13 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
 
         if (object.metadata.deletionTimestamp) {
           if (!hasFinalizer) return
+          if (await crdGoing(client, crdFullName(crd))) {
+            // Its CRD is being deleted: not a user deleting the object. The API object stays, to be adopted by its
+            // natural key when the CRD is back and the CR is made again.
+            logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId})
+            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
+            return
+          }
           if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
           if (apiId) {
             const outcome = declaration.remove ? await declaration.remove(api, apiId, object, signal) : await declaration.api(api).delete(apiId, {signal})
@@ -241,10 +279,12 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
           return
         }
+        const settle = !apiId && declaration.createAfterMs ? declaration.createAfterMs(object) - (Date.now() - Date.parse(object.metadata.creationTimestamp ?? '')) : 0
+        if (settle > 0) return {requeueAfterMs: settle}
         const resourceApi = declaration.api(api)
         // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
         const reads = Promise.all([
-          declaration.links ? declaration.links(object, api, identity, signal) : (undefined as Links),
+          declaration.links ? declaration.links(object, api, identity, signal, related) : (undefined as Links),
           apiId ? exists(resourceApi, apiId, signal) : true,
         ])
         reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
@@ -294,7 +334,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
             const message = `The Polycrate API refused the ${noun}: ${(error as Error).message}`
             await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason: 'Rejected', message}), signal)
             await manager.recorder(declaration.name).record(object, 'Warning', 'SyncRejected', message)
-            return
+            return undefined
           }
           const reason = error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429)) ? 'APIUnavailable' : 'SyncFailed'
           await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason, message: `Sync failed, retrying with backoff: ${(error as Error).message}`}), signal)
