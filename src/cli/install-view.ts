@@ -1,6 +1,9 @@
-/** Lines of `polycrate operator install` / `uninstall`: one per object, and their summaries. */
+/** Lines of `polycrate operator install` / `uninstall`: one per object, their summaries, and the progress around them. */
 import chalk from 'chalk'
+import ora, {type Ora} from 'ora'
 import type {ObjectResult} from '../operator/install/cluster-objects.js'
+import {loadBlockValues} from '../operator/install/values-file.js'
+import {ValuesError, type BlockValues} from '../operator/install/values.js'
 
 const GOOD = new Set<ObjectResult['outcome']>(['created', 'updated', 'deleted', 'released', 'scaled'])
 
@@ -20,4 +23,46 @@ export function countOutcomes(results: readonly ObjectResult[]): string {
     .filter(([, count]) => count > 0)
     .map(([outcome, count]) => `${count} ${outcome}`)
   return parts.length > 0 ? parts.join(', ') : 'nothing to do'
+}
+
+/** The block values of --values; a values problem ends the command with its message and exit code 2. */
+export function readValues(files: readonly string[] | undefined, fail: (message: string) => never): BlockValues {
+  try {
+    return loadBlockValues(files ?? [])
+  } catch (error) {
+    if (error instanceof ValuesError) fail(error.message)
+    throw error
+  }
+}
+
+export interface Progress {
+  /** A spinner on a terminal that reports its width (a pty without a size would make ora redraw forever). */
+  spinner?: Ora
+  colour: boolean
+  /** A line above the spinner (or a plain line); nothing with --json. */
+  line(text: string): void
+  /** A warning on stderr, the spinner paused around it; nothing with --json. */
+  warn(text: string): void
+}
+
+export function progress(options: {json: boolean; log(text: string): void; logToStderr(text: string): void}): Progress {
+  const {json} = options
+  const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
+  const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
+  return {
+    spinner,
+    colour,
+    line(text) {
+      if (json) return
+      if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()
+      else options.log(text)
+    },
+    warn(text) {
+      if (json) return
+      const spinning = spinner?.isSpinning ? spinner.text : undefined
+      spinner?.stop()
+      options.logToStderr(`Warning: ${text}`)
+      if (spinning !== undefined) spinner?.start(spinning)
+    },
+  }
 }

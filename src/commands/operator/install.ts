@@ -1,20 +1,16 @@
 import * as Flags from '@oclif/core/flags'
-import chalk from 'chalk'
-import ora from 'ora'
-import {countOutcomes, resultLine} from '../../cli/install-view.js'
+import {countOutcomes, progress, readValues, resultLine} from '../../cli/install-view.js'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {renderStatus, statusReport, type StatusReport} from '../../cli/status-view.js'
 import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
-import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {loadKube} from '../../kube/load.js'
 import {collectInventory} from '../../kube/resources-inventory.js'
 import {FIELD_MANAGER} from '../../operator/conventions.js'
 import type {ObjectResult} from '../../operator/install/cluster-objects.js'
 import {installOperator, waitForRollout, type RolloutState} from '../../operator/install/install.js'
 import {installPlan} from '../../operator/install/objects.js'
-import {loadBlockValues} from '../../operator/install/values-file.js'
-import {ValuesError, type BlockValues} from '../../operator/install/values.js'
 
 export interface InstallOutput {
   namespace: string
@@ -60,39 +56,21 @@ export default class Install extends JsonAwareCommand {
 
   async run(): Promise<InstallOutput> {
     const {flags} = await this.parse(Install)
-    let values: BlockValues
-    try {
-      values = loadBlockValues(flags.values ?? [])
-    } catch (error) {
-      if (error instanceof ValuesError) return this.error(error.message, {exit: 2})
-      throw error
-    }
+    const values = readValues(flags.values, (message) => this.error(message, {exit: 2}))
     const plan = installPlan(values, {image: flags.image, namespace: flags.namespace})
     const image = flags.image ?? values.image
     const json = this.jsonEnabled()
-    const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
-    // ora needs the terminal's width (a pty without a size would make it redraw forever).
-    const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
-    const line = (text: string) => {
-      if (json) return
-      if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()
-      else this.log(text)
-    }
+    const {spinner, colour, line, warn} = progress({json, log: (text) => this.log(text), logToStderr: (text) => this.logToStderr(text)})
     let client: KubeClient | undefined
     try {
-      const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
+      const loaded = await loadKube({kubeconfig: flags.kubeconfig, context: flags.context})
       client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
       line(`Installing the Polycrate operator (${image}, ${values.deployment.replicas} replica${values.deployment.replicas === 1 ? '' : 's'}) into namespace ${plan.namespace} on ${loaded.server}`)
       spinner?.start('applying…')
       const report = await installOperator(client, {
         values, plan, crdTimeoutMs: flags.timeout * 1000,
         onResult: (result) => line(resultLine(result, colour)),
-        onWarning: (message) => {
-          if (json) return
-          spinner?.stop()
-          this.logToStderr(`Warning: ${message}`)
-          spinner?.start('applying…')
-        },
+        onWarning: warn,
       })
       spinner?.stop()
       line(`Applied: ${countOutcomes(report.results)}.`)

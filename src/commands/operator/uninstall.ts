@@ -1,17 +1,13 @@
 import * as Flags from '@oclif/core/flags'
-import chalk from 'chalk'
-import ora from 'ora'
-import {countOutcomes, resultLine} from '../../cli/install-view.js'
+import {countOutcomes, progress, readValues, resultLine} from '../../cli/install-view.js'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
-import {loadKubeConfig} from '../../kube/kubeconfig.js'
+import {loadKube} from '../../kube/load.js'
 import {FIELD_MANAGER} from '../../operator/conventions.js'
 import {installPlan} from '../../operator/install/objects.js'
 import {uninstallOperator, type UninstallReport} from '../../operator/install/uninstall.js'
-import {loadBlockValues} from '../../operator/install/values-file.js'
-import {ValuesError, type BlockValues} from '../../operator/install/values.js'
 
 export default class Uninstall extends JsonAwareCommand {
   static override summary = 'Remove the operator from a cluster; first release every finalizer it put on users\' objects.'
@@ -22,9 +18,9 @@ export default class Uninstall extends JsonAwareCommand {
     'manages (the load balancers stay in the Polycrate API); delete the VMServiceScrape, the generated manifests in ' +
     'reverse order, the leader Lease, and the token and image pull Secrets if install created them; last the ' +
     'Namespace, only if install created it and nothing else lives in it.\n\n' +
-    'The polycrate.io objects (the OperatorConfig too) and the CRDs stay, so a later install picks them up. --crds ' +
-    'also releases the finalizers on the polycrate.io objects — without deleting anything in the Polycrate API — ' +
-    'and deletes the CRDs (and with them every polycrate.io object), waiting until they are gone. Running it again ' +
+    'The polycrate.io objects (the OperatorConfig too) and the CRDs stay, so a later install picks them up, but ' +
+    'without the operator\'s finalizers (nothing would release them; nothing is deleted in the Polycrate API). --crds ' +
+    'also deletes the CRDs (and with them every polycrate.io object), waiting until they are gone. Running it again ' +
     'is harmless. Pass the same --values (and --namespace) as install, so that the names match.'
 
   static override examples = [
@@ -39,19 +35,13 @@ export default class Uninstall extends JsonAwareCommand {
     ...kubeFlags,
     values: Flags.file({summary: 'The values install was given (for the namespace and Secret names); repeatable.', multiple: true}),
     namespace: Flags.string({char: 'n', summary: 'Namespace instead of the values\' namespace (default polycrate).'}),
-    crds: Flags.boolean({summary: 'Also release the finalizers on polycrate.io objects and delete the polycrate.io CRDs (and so every polycrate.io object).'}),
+    crds: Flags.boolean({summary: 'Also delete the polycrate.io CRDs (and so every polycrate.io object; nothing is deleted in the Polycrate API).'}),
     timeout: Flags.integer({summary: 'Seconds to wait for the operator\'s Pods to go, and for the CRDs to go.', default: 300, min: 1}),
   }
 
   async run(): Promise<UninstallReport> {
     const {flags} = await this.parse(Uninstall)
-    let values: BlockValues
-    try {
-      values = loadBlockValues(flags.values ?? [])
-    } catch (error) {
-      if (error instanceof ValuesError) return this.error(error.message, {exit: 2})
-      throw error
-    }
+    const values = readValues(flags.values, (message) => this.error(message, {exit: 2}))
     // The DNS01 webhook's objects go whether or not the values enable it now (an earlier install may have made them).
     const dns01 = values.effectiveSpec.dns01_webhook
     const plan = installPlan(values, {
@@ -59,17 +49,10 @@ export default class Uninstall extends JsonAwareCommand {
       overrides: {dns01: {groupName: dns01.group_name, solverName: dns01.solver_name, port: dns01.port, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}}},
     })
     const json = this.jsonEnabled()
-    const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
-    // ora needs the terminal's width (a pty without a size would make it redraw forever).
-    const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
-    const line = (text: string) => {
-      if (json) return
-      if (spinner?.isSpinning) spinner.stopAndPersist({symbol: ' ', text}).start()
-      else this.log(text)
-    }
+    const {spinner, colour, line, warn} = progress({json, log: (text) => this.log(text), logToStderr: (text) => this.logToStderr(text)})
     let client: KubeClient | undefined
     try {
-      const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
+      const loaded = await loadKube({kubeconfig: flags.kubeconfig, context: flags.context})
       client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
       line(`Uninstalling the Polycrate operator from namespace ${plan.namespace} on ${loaded.server}${flags.crds ? ' (with its CRDs)' : ''}`)
       spinner?.start('…')
@@ -79,12 +62,7 @@ export default class Uninstall extends JsonAwareCommand {
         onStep: (message) => {
           if (spinner) spinner.text = message
         },
-        onWarning: (message) => {
-          if (json) return
-          spinner?.stop()
-          this.logToStderr(`Warning: ${message}`)
-          spinner?.start()
-        },
+        onWarning: warn,
       })
       spinner?.stop()
       line(`Uninstalled: ${countOutcomes(report.results)}.${flags.crds ? '' : ' The polycrate.io CRDs and objects stay (--crds removes them).'}`)

@@ -32,6 +32,13 @@ const kinds: Record<string, {plural: string; namespaced: boolean}> = {
 }
 
 /** The REST reference of one of the objects install makes. */
+/** What install or uninstall did: one result per object, and the warnings for the user. */
+export interface ObjectsReport {
+  namespace: string
+  results: ObjectResult[]
+  warnings: string[]
+}
+
 export function refOf(object: KubeObject): ResourceRef {
   const known = kinds[object.kind ?? '']
   if (!known) throw new Error(`no resource known for kind ${object.kind}`)

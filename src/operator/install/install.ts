@@ -8,7 +8,7 @@ import {customResourceDefinitions} from '../../crds/render.js'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
 import {installCrds} from '../../kube/crd-install.js'
 import {installedBy, OPERATOR_NAME} from '../conventions.js'
-import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult} from './cluster-objects.js'
+import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
 import type {BlockValues} from './values.js'
 
@@ -23,11 +23,7 @@ export interface InstallOperatorOptions {
   onWarning?: (message: string) => void
 }
 
-export interface InstallReport {
-  namespace: string
-  results: ObjectResult[]
-  warnings: string[]
-}
+export type InstallReport = ObjectsReport
 
 /** A values setting the cluster cannot serve (e.g. the DNS01 webhook without cert-manager). */
 export class InstallPreconditionError extends Error {

@@ -11,7 +11,7 @@ import {GROUP} from '../../crds/define.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../kube/client.js'
 import {deprecatedFinalizers, finalizers, installedBy, LEADER_LEASE_NAME, OPERATOR_NAME} from '../conventions.js'
 import {serviceManagement, type LbService} from '../cloud/load-balancer.js'
-import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult} from './cluster-objects.js'
+import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult, type ObjectsReport} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
 
 export interface UninstallOperatorOptions {
@@ -27,11 +27,7 @@ export interface UninstallOperatorOptions {
   onStep?: (message: string) => void
 }
 
-export interface UninstallReport {
-  namespace: string
-  results: ObjectResult[]
-  warnings: string[]
-}
+export type UninstallReport = ObjectsReport
 
 /** Every finalizer name the operator writes (and its earlier spellings) except the upstream load-balancer one. */
 export function operatorFinalizers(): Set<string> {
