@@ -105,7 +105,9 @@ for entry in "${debs[@]}"; do
   if [ ! -f "$file" ]; then
     step "fetching $pkg=$ver"
     mkdir -p "$cache/deb" "$work/apt"
-    (cd "$work/apt" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null) || {
+    download() { (cd "$work/apt" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >/dev/null); }
+    # A machine whose package lists were never fetched (or are old) knows no such version yet: fetch them once.
+    download || { [ "$(id -u)" = 0 ] && apt-get update -qq >/dev/null 2>&1 && download; } || {
       echo "apt-get download $pkg=$ver failed: run apt-get update, or pin the version apt-cache policy $pkg offers (and its sha256)" >&2; exit 1; }
     mv "$work/apt/"*.deb "$file.$$" && mv "$file.$$" "$file"
   fi
@@ -116,11 +118,8 @@ done
 # ---- the app: dist/ and the production dependencies ----------------------------------------------------------
 if [ "$build" = 1 ]; then
   step "npm run build"
-  saved=
-  if [ "$out" = "$repo/dist/image" ]; then saved="$work/previous-output"; mv "$out" "$saved"; fi # build removes dist/
+  # (npm run build empties dist/ but for dist/image)
   npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
-  mkdir -p "$out"
-  if [ -n "$saved" ]; then rm -rf "$saved"; fi
 fi
 for f in dist/fast-path.cjs dist/commands oclif.manifest.json bin/run.js package-lock.json; do
   [ -e "$f" ] || { echo "$f is missing: run npm run build (or drop --no-build)" >&2; exit 1; }
