@@ -31,7 +31,7 @@ import {KubeApiError, KubeClient, type KubeObject} from '../src/kube/client.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
 import {ApiSimulator, type RequestLogEntry} from '../test/support/api-simulator/index.js'
 import {operatorNamespaceFor} from '../test/support/api-setup.js'
-import {startControlPlane} from '../test/support/control-plane.js'
+import {freePort, startControlPlane} from '../test/support/control-plane.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
@@ -298,7 +298,11 @@ try {
   }
 
   // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
-  const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}})
+  // The external-dns webhook (on by default) on a free port: 8888 may be taken on a shared machine, and a webhook that
+  // cannot listen leaves the OperatorConfig Degraded, never Ready.
+  const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {
+    api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}, external_dns_webhook: {port: await freePort()},
+  })
   // bin/run.js loads dist/: other people may be rebuilding it (`rm -rf dist && tsc`) right now; wait and retry.
   const operatorRoot = flags.root ? path.resolve(flags.root) : path.join(import.meta.dirname, '..')
   const distRun = path.join(operatorRoot, 'dist', 'commands', 'operator', 'run.js')

@@ -33,7 +33,8 @@ const modules = [
   'dist/operator/sync/endpoint-sync-feature.js',
   'dist/operator/features/index.js',
   'dist/operator/operator.js',
-  'dist/commands/operator/run.js',
+  'dist/commands/operator/run.js', // the oclif command class (help, flag errors, POLYCRATE_NO_FAST_PATH=1)
+  'dist/cli/run-fast-path.js', // what bin/run.js loads for `operator run`
 ]
 
 const probe = `
