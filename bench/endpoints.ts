@@ -510,6 +510,8 @@ try {
         objectsCached: objects,
         rssMiBBefore: MiB(memoryBefore.rss), rssMiBAfter: MiB(memoryAfter.rss),
         heapAfterGcMiBBefore: MiB(memoryBefore.heapUsed), heapAfterGcMiBAfter: MiB(memoryAfter.heapUsed),
+        heapTotalMiBBefore: MiB(memoryBefore.heapTotal), heapTotalMiBAfter: MiB(memoryAfter.heapTotal),
+        externalMiBBefore: MiB(memoryBefore.external), externalMiBAfter: MiB(memoryAfter.external),
         rssKiBPerObject: round((memoryAfter.rss - memoryBefore.rss) / 1024 / objects, 2),
         heapKiBPerObject: round((memoryAfter.heapUsed - memoryBefore.heapUsed) / 1024 / objects, 2),
       },
@@ -563,6 +565,8 @@ try {
       apiGetsPerMinute: round(apiGetsP3.length / p3Minutes),
       rssMiBAtEnd: MiB(memoryEnd.rss),
       heapAfterGcMiBAtEnd: MiB(memoryEnd.heapUsed),
+      heapTotalMiBAtEnd: MiB(memoryEnd.heapTotal),
+      externalMiBAtEnd: MiB(memoryEnd.external),
     },
   }
 
@@ -577,6 +581,7 @@ try {
   row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
   row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} (${r.p1.apiserverCpuMsPerEndpoint} ms / endpoint) / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
   row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
+  row('V8 heap total / external after', (r) => `${r.memory.heapTotalMiBAfter} / ${r.memory.externalMiBAfter} MiB`)
   row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
   row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)
   row('P2 p50 / p99 (both hosts)', (r) => `${r.p2.bothHostsMs.p50} / ${r.p2.bothHostsMs.p99} ms (${r.p2.completed}/${r.p2.samples}, ${r.p2.timeouts} timed out)`)
