@@ -18,7 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import {KubeClient} from '../src/kube/client.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
-import {startControlPlane} from '../test/support/control-plane.js'
+import {freePort, startControlPlane} from '../test/support/control-plane.js'
 import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
@@ -40,7 +40,10 @@ try {
   await ensureCrdsWith(client)
   const namespace = await namespaceNamed(client, 'polycrate')
   await client.create({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace}, {
-    apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {},
+    apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
+    // Every feature at its default, the external-dns webhook (on by default) on a free port: 8888 may be taken on a
+    // shared machine, and a webhook that cannot listen keeps /readyz failing.
+    spec: {external_dns_webhook: {port: await freePort()}},
   })
   const start = (tree: Tree) => startOperator({
     kubeconfig: controlPlane.kubeconfigPath, namespace, leaderElect: true, logLevel: 'info', bin: tree.bin,
@@ -51,8 +54,9 @@ try {
     const spawned = performance.now()
     const operator = await start(tree)
     let readyMs: number
-    for (;;) {
+    for (const deadline = Date.now() + 120_000; ;) {
       if (operator.child.exitCode !== null) throw new Error(`operator exited:\n${operator.rawOutput().slice(-3000)}`)
+      if (Date.now() > deadline) throw new Error(`/readyz not ok after 120 s: ${await fetch(`${operator.probeUrl}/readyz?verbose`).then((r) => r.text(), String)}`)
       const ok = await fetch(`${operator.probeUrl}/readyz`).then((r) => r.ok, () => false)
       if (ok) {
         readyMs = performance.now() - spawned
