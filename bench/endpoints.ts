@@ -3,7 +3,8 @@
  * Polycrate API simulator. Not a pass/fail test: it prints a table and writes bench/results/endpoints.json.
  *
  *   npm run bench [-- --sizes 1000,5000 --namespaces 1 --idle-minutes 5 --samples 50 --concurrency 16]
- *   (`--ingresses N` is `--sizes N`; `--cpu-prof` writes the operator's CPU profile to bench/results/profiles/)
+ *   (`--ingresses N` is `--sizes N`; `--cpu-prof` writes the operator's CPU profile to bench/results/profiles/;
+ *   `--root DIR` runs another build's operator, e.g. a worktree of an earlier commit, for a before/after comparison)
  *
  * Each size N runs in the same process, on the same control plane and against the same operator, one after the
  * other, so the cost per endpoint at two sizes sits side by side in one table (linearity at a glance):
@@ -30,7 +31,7 @@ import {KubeApiError, KubeClient, type KubeObject} from '../src/kube/client.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
 import {ApiSimulator, type RequestLogEntry} from '../test/support/api-simulator/index.js'
 import {operatorNamespaceFor} from '../test/support/api-setup.js'
-import {startControlPlane} from '../test/support/control-plane.js'
+import {freePort, startControlPlane} from '../test/support/control-plane.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
@@ -49,6 +50,8 @@ const {values: flags} = parseArgs({
     samples: {type: 'string', default: '50'},
     concurrency: {type: 'string', default: '16'},
     'cpu-prof': {type: 'boolean', default: false},
+    // Another build to measure (a worktree of an earlier commit with `npm run build` done): its bin/run.js runs.
+    root: {type: 'string'},
   },
   strict: true,
 })
@@ -295,9 +298,14 @@ try {
   }
 
   // ---- The operator: namespace wired to a simulator workspace, sync interval 60 s, no leader election.
-  const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}})
+  // The external-dns webhook (on by default) on a free port: 8888 may be taken on a shared machine, and a webhook that
+  // cannot listen leaves the OperatorConfig Degraded, never Ready.
+  const {namespace: operatorNs} = await operatorNamespaceFor(client, sim, {
+    api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 60}, external_dns_webhook: {port: await freePort()},
+  })
   // bin/run.js loads dist/: other people may be rebuilding it (`rm -rf dist && tsc`) right now; wait and retry.
-  const distRun = path.join(import.meta.dirname, '..', 'dist', 'commands', 'operator', 'run.js')
+  const operatorRoot = flags.root ? path.resolve(flags.root) : path.join(import.meta.dirname, '..')
+  const distRun = path.join(operatorRoot, 'dist', 'commands', 'operator', 'run.js')
   let operatorStart = performance.now()
   let op: OperatorProcess | undefined
   type ConfigStatus = {phase?: string; local_cluster?: {cluster_id?: string}; controllers?: Array<{name: string; running?: boolean}>}
@@ -309,6 +317,7 @@ try {
     operatorStart = performance.now()
     const started = await startOperator({
       kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn',
+      bin: path.join(operatorRoot, 'bin', 'run.js'),
       env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
       // The operator's V8 CPU profile, written when it exits (open it in Chrome DevTools or speedscope).
       nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(import.meta.dirname, 'results', 'profiles')}`] : [],
@@ -501,6 +510,8 @@ try {
         objectsCached: objects,
         rssMiBBefore: MiB(memoryBefore.rss), rssMiBAfter: MiB(memoryAfter.rss),
         heapAfterGcMiBBefore: MiB(memoryBefore.heapUsed), heapAfterGcMiBAfter: MiB(memoryAfter.heapUsed),
+        heapTotalMiBBefore: MiB(memoryBefore.heapTotal), heapTotalMiBAfter: MiB(memoryAfter.heapTotal),
+        externalMiBBefore: MiB(memoryBefore.external), externalMiBAfter: MiB(memoryAfter.external),
         rssKiBPerObject: round((memoryAfter.rss - memoryBefore.rss) / 1024 / objects, 2),
         heapKiBPerObject: round((memoryAfter.heapUsed - memoryBefore.heapUsed) / 1024 / objects, 2),
       },
@@ -554,6 +565,8 @@ try {
       apiGetsPerMinute: round(apiGetsP3.length / p3Minutes),
       rssMiBAtEnd: MiB(memoryEnd.rss),
       heapAfterGcMiBAtEnd: MiB(memoryEnd.heapUsed),
+      heapTotalMiBAtEnd: MiB(memoryEnd.heapTotal),
+      externalMiBAtEnd: MiB(memoryEnd.external),
     },
   }
 
@@ -568,6 +581,7 @@ try {
   row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
   row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} (${r.p1.apiserverCpuMsPerEndpoint} ms / endpoint) / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
   row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
+  row('V8 heap total / external after', (r) => `${r.memory.heapTotalMiBAfter} / ${r.memory.externalMiBAfter} MiB`)
   row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
   row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)
   row('P2 p50 / p99 (both hosts)', (r) => `${r.p2.bothHostsMs.p50} / ${r.p2.bothHostsMs.p99} ms (${r.p2.completed}/${r.p2.samples}, ${r.p2.timeouts} timed out)`)
@@ -575,7 +589,7 @@ try {
   console.log(`operator ready after ${round(operatorReadyMs)} ms; P3 (${round(p3Minutes, 2)} min idle after the last size): kube writes ${kubeWritesP3}, API writes ${apiWritesP3.length} (expected 0 and 0); RSS ${result.p3.rssMiBAtEnd} MiB, heap after GC ${result.p3.heapAfterGcMiBAtEnd} MiB`)
   if (result.linearity) console.log(`linearity: ms per endpoint at N=${sizes.at(-1)} ÷ at N=${sizes[0]} = ${result.linearity.msPerEndpointRatio}`)
   await mkdir(path.join(import.meta.dirname, 'results'), {recursive: true})
-  const file = path.join(import.meta.dirname, 'results', `endpoints-n${sizes.join('-')}-k${K}.json`)
+  const file = path.join(import.meta.dirname, 'results', `endpoints-n${sizes.join('-')}-k${K}${flags.root ? `-${path.basename(path.resolve(flags.root))}` : ''}.json`)
   await writeFile(file, JSON.stringify(result, null, 2) + '\n')
   progress(`wrote ${path.relative(process.cwd(), file)}`)
 } catch (error) {

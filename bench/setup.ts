@@ -18,12 +18,14 @@ export async function namespaceNamed(client: KubeClient, name: string): Promise<
  * The operator's V8 heap after a forced GC, and its RSS: needs the bench-only preload (NODE_OPTIONS="--expose-gc
  * --require bench/heap-probe.cjs"), which answers SIGUSR2 with one JSON log line.
  */
-export async function heapProbe(operator: OperatorProcess): Promise<{heapUsed: number; rss: number}> {
+export interface HeapProbe {heapUsed: number; heapTotal: number; rss: number; external: number; arrayBuffers?: number; spaces?: Record<string, number>}
+
+export async function heapProbe(operator: OperatorProcess): Promise<HeapProbe> {
   const before = operator.logs().filter((line) => line.msg === 'heap-probe').length
   process.kill(operator.pid, 'SIGUSR2')
   for (let i = 0; i < 200; i++) {
     const probes = operator.logs().filter((line) => line.msg === 'heap-probe')
-    if (probes.length > before) return probes.at(-1) as unknown as {heapUsed: number; rss: number}
+    if (probes.length > before) return probes.at(-1) as unknown as HeapProbe
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error('no heap probe answer')

@@ -15,7 +15,7 @@ import {INTEGER, type FlagSpecs} from './flag-spec.js'
 type Parsed = {flags: Record<string, unknown>; positionals: string[]; json: boolean}
 
 /** The flags of `argv` per `specs` as oclif would give them, or undefined for anything oclif should see. */
-export function parseFlags(specs: FlagSpecs, argv: string[]): Parsed | undefined {
+export function parseFlags(specs: FlagSpecs, argv: string[], env: NodeJS.ProcessEnv = process.env): Parsed | undefined {
   const options: Record<string, {type: 'string' | 'boolean'; short?: string; multiple?: boolean}> = {json: {type: 'boolean'}}
   for (const [name, spec] of Object.entries(specs)) {
     options[name] = {
@@ -54,7 +54,14 @@ export function parseFlags(specs: FlagSpecs, argv: string[]): Parsed | undefined
         if (spec.min !== undefined && number < spec.min) return undefined
         flags[name] = number
       }
-    } else flags[name] = value ?? spec.default
+    } else {
+      // oclif reads a flag's environment variable when the flag is not given; an empty one it reads its own way.
+      const fromEnv = value === undefined && spec.env !== undefined ? env[spec.env] : undefined
+      if (fromEnv === '') return undefined
+      const given = value ?? fromEnv ?? spec.default
+      if (spec.options && typeof given === 'string' && !spec.options.includes(given)) return undefined
+      flags[name] = given
+    }
   }
   return {flags, positionals: parsed.positionals, json: parsed.values.json === true}
 }
@@ -88,7 +95,7 @@ function formatError(text: string, columns: number): string {
 }
 
 /** Prints the outcome or failure as the oclif command (JsonAwareCommand) would and sets the exit code. */
-async function finish(json: boolean, run: (out: CommandOutput) => Promise<CommandOutcome<unknown>>): Promise<void> {
+export async function finish(json: boolean, run: (out: CommandOutput) => Promise<CommandOutcome<unknown>>): Promise<void> {
   try {
     const {value, exit} = await run(output(json))
     if (json && value) console.log(JSON.stringify(value, null, 2))
@@ -123,21 +130,21 @@ export async function runFastPath(argv: string[], env: NodeJS.ProcessEnv = proce
   switch (argv[1]) {
     case 'crds': {
       const {crdsFlags, runCrds} = await import('./crds-command.js')
-      const parsed = parseFlags(crdsFlags, rest)
+      const parsed = parseFlags(crdsFlags, rest, env)
       if (!parsed || parsed.positionals.length > 0 || !plainJson(parsed)) return false
       await finish(parsed.json, (out) => runCrds(parsed.flags as Parameters<typeof runCrds>[0], out))
       return true
     }
     case 'health': {
       const {healthFlags, runHealth} = await import('./health-command.js')
-      const parsed = parseFlags(healthFlags, rest)
+      const parsed = parseFlags(healthFlags, rest, env)
       if (!parsed || parsed.positionals.length > 0 || !plainJson(parsed)) return false
       await finish(parsed.json, (out) => runHealth(parsed.flags as Parameters<typeof runHealth>[0], out))
       return true
     }
     case 'explain': {
       const {explainFlags, runExplain} = await import('./explain-command.js')
-      const parsed = parseFlags(explainFlags, rest)
+      const parsed = parseFlags(explainFlags, rest, env)
       if (!parsed || parsed.positionals.length !== 1 || !plainJson(parsed)) return false
       const flags = parsed.flags as Parameters<typeof runExplain>[1]
       const [{KubeClient}, {loadLightKubeConfig}, {z}] = await Promise.all([

@@ -18,6 +18,10 @@ export type FlagSpec =
     exclusive?: string[]
     /** Shown as a file or directory in help (oclif's Flags.file / Flags.directory, never checked for existence). */
     path?: 'file' | 'directory'
+    /** The value when the flag is not given: this environment variable's, else `default`. */
+    env?: string
+    /** The only values allowed. */
+    options?: readonly string[]
   })
   | (CommonSpec & {type: 'integer'; default?: number; min?: number})
 

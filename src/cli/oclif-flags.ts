@@ -30,6 +30,8 @@ export function oclifFlags<S extends FlagSpecs>(specs: S): {[K in keyof S]: Ocli
           ...(spec.default === undefined ? {} : {default: spec.default}),
           ...(spec.exclusive ? {exclusive: spec.exclusive} : {}),
           ...(spec.path === 'file' ? {exists: false} : {}),
+          ...(spec.env ? {env: spec.env} : {}),
+          ...(spec.options ? {options: spec.options} : {}),
         })
         break
       }

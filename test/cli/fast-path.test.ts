@@ -158,6 +158,27 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
     }
   })
 
+  describe('run (src/cli/run-fast-path.ts; running operators: test/integration/operator-run.test.ts)', () => {
+    it('a bad bind address: the same message, exit 2', async () => {
+      const {stderr} = await both(['operator', 'run', '--metrics-bind-address', 'nonsense'], {fast: true, status: 2})
+      assert.match(words(stderr), /metrics-bind-address/)
+    })
+
+    it('a kubeconfig that does not exist: the same message, exit 1', async () => {
+      const {stderr} = await both(['operator', 'run', '--kubeconfig', '/nonexistent/kubeconfig'], {fast: true, status: 1})
+      assert.match(words(stderr), /nonexistent/)
+    })
+
+    for (const args of [['--help'], ['--json'], ['--log-level', 'trace'], ['--bogus'], ['extra']]) {
+      it(`falls through to oclif: run ${args.join(' ')}`, async () => {
+        const run = await runCli(['operator', 'run', ...args], {fastPath: true})
+        assert.equal(run.loadedOclif, true)
+        assert.doesNotMatch(run.stdout + run.stderr, /starting polycrate operator/)
+        assert.equal(run.status, args[0] === '--help' ? 0 : 2)
+      })
+    }
+  })
+
   it('other commands, and POLYCRATE_CONTENT_TYPE=json, go to oclif', async () => {
     assert.equal((await runCli(['operator', 'manifests', '--help'], {fastPath: true})).loadedOclif, true)
     const run = await runCli(['operator', 'crds', '--list'], {fastPath: true, env: {POLYCRATE_CONTENT_TYPE: 'json'}})

@@ -21,11 +21,12 @@ export interface OperatorProcess {
   exited: Promise<number | string>
 }
 
-export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]}): Promise<OperatorProcess> {
+/** `bin`: another build's bin/run.js (benchmarks compare against an earlier commit); default this tree's. */
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; bin?: string}): Promise<OperatorProcess> {
   const [metricsPort, probePort] = [await freePort(), await freePort()]
   const child = spawn(process.execPath, [
     ...(options.nodeArgs ?? []),
-    path.join(root, 'bin/run.js'), 'operator', 'run',
+    options.bin ?? path.join(root, 'bin/run.js'), 'operator', 'run',
     '--kubeconfig', options.kubeconfig,
     '--namespace', options.namespace,
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,

@@ -5,6 +5,7 @@ import {parseFlags} from '../../src/cli/fast-path.js'
 import type {FlagSpecs} from '../../src/cli/flag-spec.js'
 import {healthFlags} from '../../src/cli/health-command.js'
 import {oclifFlags} from '../../src/cli/oclif-flags.js'
+import {runFlags} from '../../src/cli/run-command.js'
 
 describe('the fast path\'s flag parser (parseFlags): oclif\'s values, or undefined for anything oclif should see', () => {
   const cases: Array<{specs: FlagSpecs; argv: string[]; flags?: Record<string, unknown>; positionals?: string[]; json?: boolean}> = [
@@ -30,13 +31,33 @@ describe('the fast path\'s flag parser (parseFlags): oclif\'s values, or undefin
     {specs: explainFlags, argv: ['ingress/web', '-n', 'apps', '--kubeconfig', 'k.yaml'], positionals: ['ingress/web'],
       flags: {kubeconfig: 'k.yaml', context: undefined, namespace: 'apps', 'operator-namespace': explainFlags['operator-namespace'].default}},
   ]
+  const runDefaults = {
+    kubeconfig: undefined, context: undefined, namespace: 'polycrate', 'leader-elect': false, 'pod-name': undefined,
+    'metrics-bind-address': ':8080', 'health-probe-bind-address': ':8081', 'max-concurrent-reconciles': 4,
+    'max-concurrent-syncs': 16, 'graceful-shutdown-timeout': 30, 'log-level': 'info', 'log-format': undefined,
+  }
+  cases.push(
+    {specs: runFlags, argv: [], flags: runDefaults},
+    {specs: runFlags, argv: ['-n', 'ops', '--leader-elect', '--log-level', 'debug', '--log-format=text', '--graceful-shutdown-timeout', '0'],
+      flags: {...runDefaults, namespace: 'ops', 'leader-elect': true, 'log-level': 'debug', 'log-format': 'text', 'graceful-shutdown-timeout': 0}},
+    {specs: runFlags, argv: ['--log-level', 'trace']}, // not one of the options
+    {specs: runFlags, argv: ['--log-format', 'yaml']},
+    {specs: runFlags, argv: ['--max-concurrent-reconciles', '0']},
+  )
   for (const c of cases) {
     it(`${Object.keys(c.specs).join('/')}: ${c.argv.join(' ') || '(none)'}`, () => {
-      const parsed = parseFlags(c.specs, c.argv)
+      const parsed = parseFlags(c.specs, c.argv, {})
       if (!c.flags) return assert.equal(parsed, undefined)
       assert.deepEqual(parsed, {flags: c.flags, positionals: c.positionals ?? [], json: c.json ?? false})
     })
   }
+
+  it('a flag not given takes its environment variable (as oclif does), an empty one goes to oclif', () => {
+    const env = {POD_NAMESPACE: 'from-env', POD_NAME: 'op-0'}
+    assert.deepEqual(parseFlags(runFlags, [], env)?.flags, {...runDefaults, namespace: 'from-env', 'pod-name': 'op-0'})
+    assert.equal(parseFlags(runFlags, ['-n', 'given'], env)?.flags.namespace, 'given')
+    assert.equal(parseFlags(runFlags, [], {POD_NAMESPACE: ''}), undefined)
+  })
 
   it('oclifFlags derives the oclif definitions from the same specs', () => {
     const crds = oclifFlags(crdsFlags)
@@ -47,5 +68,8 @@ describe('the fast path\'s flag parser (parseFlags): oclif\'s values, or undefin
     const health = oclifFlags(healthFlags)
     assert.equal(health.timeout.default, 5)
     assert.equal(health.url.summary, healthFlags.url.summary)
+    const run = oclifFlags(runFlags)
+    assert.equal(run.namespace.env, 'POD_NAMESPACE')
+    assert.deepEqual(run['log-level'].options, ['debug', 'info', 'warn', 'error'])
   })
 })
