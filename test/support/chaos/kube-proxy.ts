@@ -264,7 +264,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     }
     const headers = {...request.headers, host: upstream.host, authorization: `Bearer ${options.token}`}
     const forward = https.request({
-      hostname: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers, agent,
+      hostname: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers, agent, rejectUnauthorized: false,
     }, (upstreamResponse) => {
       const status = upstreamResponse.statusCode ?? 502
       entry.status = status
@@ -287,12 +287,14 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
         response.end(body)
       })
     })
-    forward.on('error', () => {
-      if (!response.headersSent) answer(503, statusBody(503, 'upstream unreachable (fault proxy)'))
+    forward.on('error', (error) => {
+      if (!response.headersSent) answer(503, statusBody(503, `upstream unreachable (fault proxy): ${error.message}`))
       else response.destroy()
     })
     request.pipe(forward)
-    request.on('close', () => {
+    // The client went away (or a fault cut it): stop the upstream request too. (A request's own 'close' fires once
+    // its body is read, so the response's is the one that tells.)
+    response.on('close', () => {
       if (!response.writableFinished) forward.destroy()
     })
   })

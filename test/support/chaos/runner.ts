@@ -228,7 +228,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       let diff: string[] = []
       for (;;) {
         if (restarting) await restarting
-        state = await snapshot()
+        state = await retrying(snapshot)
         diff = diffStates(options.reference.state, state)
         if (diff.length === 0) break
         if (Date.now() > deadline) {
@@ -238,16 +238,16 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
         await sleep(1000)
       }
     } else {
-      // The reference: the same snapshot three times in a row, 2 s apart (at most 120 s).
+      // The reference: the same snapshot four times in a row, 2 s apart (at most 120 s).
       const deadline = Date.now() + 120_000
       let previous = ''
       let same = 0
       for (;;) {
-        state = await snapshot()
+        state = await retrying(snapshot)
         const text = JSON.stringify(state)
         same = text === previous ? same + 1 : 0
         previous = text
-        if (same >= 2) break
+        if (same >= 3) break
         if (Date.now() > deadline) {
           violations.push('reference: the end state did not settle within 120 s')
           break
@@ -288,7 +288,10 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       }
     }
 
+    if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
     await workload.cleanup?.(ctx)
+    if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
+    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
     return {
       state, writePoints: [...proxy.writes.points], listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(),
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
@@ -301,6 +304,19 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     await sim.close().catch(() => {})
     client.close()
     await rm(dir, {recursive: true, force: true})
+  }
+}
+
+/** Retries a read of the apiserver through transient errors (a CRD's storage initialising, a 429) for 30 s. */
+async function retrying<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    try {
+      return await read()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await sleep(500)
+    }
   }
 }
 
