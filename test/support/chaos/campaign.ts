@@ -14,7 +14,7 @@ import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
 import {adminClient, ensureCrds} from '../cluster.js'
 import type {FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
-import {runCase, type CaseResult, type Fault} from './runner.js'
+import {diffStates, runCase, type CaseResult, type Fault} from './runner.js'
 import {workloads, type Workload} from './workloads.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
@@ -151,6 +151,20 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     for (const [resource, k] of points) writePoints.set(resource, Math.max(writePoints.get(resource) ?? 0, k))
     coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering})
     log(`${workload.name}: reference settled in ${result.seconds.toFixed(0)} s, ${points.length} write points, ${result.state.length} objects`)
+  }
+  // Orderings: the workloads of one group differ only in the order of creations, so their references must agree.
+  const groups = new Map<string, Workload[]>()
+  for (const workload of selected) if (workload.orderingGroup && references.has(workload.name)) groups.set(workload.orderingGroup, [...(groups.get(workload.orderingGroup) ?? []), workload])
+  for (const members of groups.values()) {
+    const [first, ...rest] = members
+    for (const other of rest) {
+      const diff = diffStates(references.get(first!.name)!.result.state, references.get(other.name)!.result.state)
+      if (diff.length) {
+        const caseId = `${other.name}:0`
+        violations.push({caseId, fault: {kind: 'none'}, replay: `npm run chaos -- --seed ${options.seed} --feature ${other.feature} --minutes 1`,
+          message: `ordering: the end state of ${other.name} differs from ${first!.name}'s:\n      ${diff.slice(0, 8).join('\n      ')}`})
+      }
+    }
   }
   const onlyN = options.caseId ? Number(options.caseId.split(':')[1]) : undefined
   for (let n = onlyN ?? 1; ; n++) {

@@ -304,6 +304,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     const outHeaders = {...upstreamResponse.headers}
     delete outHeaders['content-length']
     response.writeHead(200, outHeaders)
+    response.flushHeaders() // the client waits for the headers before the first event
     let partial = ''
     let chain = Promise.resolve()
     const handle = {resource, cut: () => {

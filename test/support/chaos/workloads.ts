@@ -29,6 +29,8 @@ export interface Workload {
   cleanup?: Step
   /** Which ordering of creations it exercises, for the coverage table. */
   ordering?: string
+  /** Workloads of one group differ only in the order of creations: their reference end states must be equal. */
+  orderingGroup?: string
 }
 
 const ingresses = (namespace: string, name?: string): ResourceRef => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
@@ -196,9 +198,9 @@ const backupSchedule: Step = (ctx) => veleroSchedule(ctx, 'nightly').then(() => 
 const backupBackup: Step = (ctx) => veleroBackup(ctx, 'nightly-20260101030000', 'nightly').then(() => undefined)
 
 const backupWorkloads: Workload[] = [
-  {name: 'backup-schedule-first', feature: 'backup', ordering: 'backup: schedule first', config: backupConfig, steps: [backupSchedule, backupBackup]},
-  {name: 'backup-backup-first', feature: 'backup', ordering: 'backup: backup first', config: backupConfig, steps: [backupBackup, backupSchedule]},
-  {name: 'backup-present', feature: 'backup', ordering: 'backup: both present at start', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
+  {name: 'backup-schedule-first', feature: 'backup', ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
+  {name: 'backup-backup-first', feature: 'backup', ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule]},
+  {name: 'backup-present', feature: 'backup', ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
 ]
 
 const appConfig = () => only({app_discovery: {enabled: true}})
@@ -211,9 +213,9 @@ const appPods: Step = async ({client, namespace, prefix}) => {
 }
 
 const appWorkloads: Workload[] = [
-  {name: 'k8sapp-secret-first', feature: 'k8sapp', ordering: 'k8sapp: meta secret first', config: appConfig, steps: [appSecret, appPods]},
-  {name: 'k8sapp-pods-first', feature: 'k8sapp', ordering: 'k8sapp: pods first', config: appConfig, steps: [appPods, appSecret]},
-  {name: 'k8sapp-present', feature: 'k8sapp', ordering: 'k8sapp: both present at start', config: appConfig, before: [appSecret, appPods], steps: []},
+  {name: 'k8sapp-secret-first', feature: 'k8sapp', ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods]},
+  {name: 'k8sapp-pods-first', feature: 'k8sapp', ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret]},
+  {name: 'k8sapp-present', feature: 'k8sapp', ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
 ]
 
 export const workloads: Workload[] = [endpointWorkload, hostWorkload, volumeWorkload, ...backupWorkloads, ...appWorkloads]
