@@ -24,6 +24,10 @@ const log = (line: string) => {
   if (!values.quiet) process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
 }
 await startSharedControlPlane()
+// Ctrl-C: stop the control plane (its etcd and apiserver would outlive the script).
+process.once('SIGINT', () => {
+  void stopSharedControlPlane().finally(() => process.exit(130))
+})
 let code = 0
 try {
   await installCampaignCrds()

@@ -207,6 +207,9 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       for (const collection of API_COLLECTIONS) {
         for (const object of sim.list(collection)) {
           if (object.is_deleted) continue
+          // Only this case's objects (earlier cases' sources are being removed while this one starts).
+          const text = JSON.stringify(object)
+          if (!text.includes(prefix) && !text.includes(namespace)) continue
           const natural = naturalKey(collection, object)
           keys.set(natural, (keys.get(natural) ?? 0) + 1)
           objects.push({key: String(normalise(`api ${collection} ${object.name}`, replace)), value: normalise(object, replace)})
@@ -289,7 +292,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     }
 
     if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
+    // Remove this case's sources while the operator still runs (it releases its finalizers), so the next case's
+    // operator, which discovers cluster-wide, does not find them.
     await workload.cleanup?.(ctx)
+    await client.delete({group: '', version: 'v1', plural: 'namespaces', name: namespace}).catch(() => {})
+    const gone = Date.now() + 60_000
+    while (Date.now() < gone && await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: namespace})) await sleep(500)
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
     return {
