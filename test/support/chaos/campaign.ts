@@ -56,6 +56,8 @@ export interface CampaignOptions {
   seed: number
   minutes: number
   feature?: string
+  /** Only these workloads (by name). */
+  workloads?: string[]
   /** Only this case (`<workload>:<n>`), for replays. */
   caseId?: string
   log?: (line: string) => void
@@ -131,7 +133,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const started = Date.now()
   const deadline = started + options.minutes * 60_000
   const onlyWorkload = options.caseId?.split(':')[0]
-  const selected = workloads.filter((w) => (!options.feature || w.feature === options.feature) && (!onlyWorkload || w.name === onlyWorkload))
+  const selected = workloads.filter((w) => (!options.feature || w.feature === options.feature) && (!onlyWorkload || w.name === onlyWorkload) && (!options.workloads || options.workloads.includes(w.name)))
   if (selected.length === 0) throw new Error(`no workload for --feature ${options.feature ?? ''} / --case ${options.caseId ?? ''}; features: ${[...new Set(workloads.map((w) => w.feature))].join(', ')}`)
   const violations: Violation[] = []
   const coverage: Coverage[] = []

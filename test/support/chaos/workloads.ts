@@ -194,8 +194,8 @@ async function releasePv(client: KubeClient, name: string): Promise<void> {
 }
 
 const backupConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled: true, cnpg_enabled: false, velero_namespace: ctx.namespace}})
-const backupSchedule: Step = (ctx) => veleroSchedule(ctx, 'nightly').then(() => undefined)
-const backupBackup: Step = (ctx) => veleroBackup(ctx, 'nightly-20260101030000', 'nightly').then(() => undefined)
+const backupSchedule: Step = (ctx) => veleroSchedule(ctx, `${ctx.prefix}-nightly`).then(() => undefined)
+const backupBackup: Step = (ctx) => veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`).then(() => undefined)
 
 const backupWorkloads: Workload[] = [
   {name: 'backup-schedule-first', feature: 'backup', ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
