@@ -78,7 +78,11 @@ export function crashPoints(writePoints: string[]): Array<[string, number]> {
   }
   // Leases and Events are the operator's bookkeeping, not its sync: crashing there is covered, but last.
   const resources = [...max.keys()].sort((a, b) => Number(/leases|events/.test(a)) - Number(/leases|events/.test(b)) || a.localeCompare(b))
-  return resources.flatMap((resource) => Array.from({length: max.get(resource)!}, (_, i) => [resource, i + 1] as [string, number]))
+  // Round robin over the resources (write 1 of each, then write 2 of each, …), so a short campaign crashes in every one.
+  const points: Array<[string, number]> = []
+  const longest = Math.max(0, ...max.values())
+  for (let k = 1; k <= longest; k++) for (const resource of resources) if (k <= max.get(resource)!) points.push([resource, k])
+  return points
 }
 
 /** The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference). */
