@@ -3,9 +3,9 @@
  * decision comes from the seed (`Prng`); a case id `<workload>:<n>` plus the seed replays one case exactly as far as
  * the campaign decides it (the operator's own timing still varies).
  *
- * Case n of a workload: crash points come first, in order (every write point the reference run saw, per resource,
- * write 1..k), interleaved with one seeded non-crash fault every third case (stale LIST, coalesced watch close,
- * held watch, injected failure, refused connections).
+ * Case n of a workload: crash points in order (every write point the reference run saw, round robin over the
+ * resources), and every third case (2, 5, 8, …) one seeded non-crash fault (stale LIST, coalesced watch close, held
+ * watch, injected failure, refused connections); once the crash points are used up, only those.
  */
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
@@ -90,8 +90,9 @@ export function faultFor(seed: number, workload: Workload, n: number, points: Ar
   const random = new Prng(seed * 7919 + n * 104_729 + [...workload.name].reduce((sum, c) => sum + c.charCodeAt(0), 0))
   const stepCount = workload.steps.length
   const atStep = random.int(stepCount + 1)
-  const crashIndex = n - 1 - Math.floor(n / 3)
-  if (n % 3 !== 0 && crashIndex < points.length) {
+  // Cases 1, 3, 4, 6, 7, … crash; cases 2, 5, 8, … draw another fault (so even a short campaign has one of each).
+  const crashIndex = n - 1 - Math.floor((n + 1) / 3)
+  if (n % 3 !== 2 && crashIndex < points.length) {
     const [resource, k] = points[crashIndex]!
     return {kind: 'crash', resource, k}
   }
