@@ -96,7 +96,10 @@ export function faultFor(seed: number, workload: Workload, n: number, points: Ar
     const [resource, k] = points[crashIndex]!
     return {kind: 'crash', resource, k}
   }
-  const syncLists = listResources.filter((r) => !/leases|events|operatorconfigs/.test(r))
+  // Stale lists and closes aim at what the workload touches: its sources and the resources the operator wrote.
+  const touched = new Set([...workload.sources, ...points.map(([resource]) => resource.replace(/\/status$/, ''))])
+  const lists = listResources.filter((r) => !/leases|events|operatorconfigs/.test(r))
+  const syncLists = lists.some((r) => touched.has(r)) ? lists.filter((r) => touched.has(r)) : lists
   const kinds = ['stale', 'coalesce', 'hold', 'fail', 'refuse'] as const
   const kind = random.pick(kinds)
   switch (kind) {

@@ -29,6 +29,8 @@ export interface Workload {
   cleanup?: Step
   /** Which ordering of creations it exercises, for the coverage table. */
   ordering?: string
+  /** The resources of its sources (`group/plural` as the proxy names them): stale lists and watch closes aim there. */
+  sources: string[]
   /** Workloads of one group differ only in the order of creations: their reference end states must be equal. */
   orderingGroup?: string
 }
@@ -114,6 +116,7 @@ const veleroBackup = (ctx: WorkloadContext, name: string, schedule: string) => c
 const endpointWorkload: Workload = {
   name: 'endpoint',
   feature: 'endpoint',
+  sources: ['networking.k8s.io/ingresses'],
   config: () => only({endpoint_discovery: {enabled: true}}),
   steps: [
     async ({client, namespace, prefix}) => {
@@ -140,6 +143,7 @@ const endpointWorkload: Workload = {
 const hostWorkload: Workload = {
   name: 'host',
   feature: 'host',
+  sources: ['core/nodes'],
   config: () => only({node_discovery: {enabled: true}}),
   steps: [
     async ({client, prefix}) => {
@@ -163,6 +167,7 @@ const hostWorkload: Workload = {
 const volumeWorkload: Workload = {
   name: 'volume',
   feature: 'volume',
+  sources: ['core/persistentvolumes'],
   config: () => only({volume_discovery: {enabled: true}}),
   steps: [
     async ({client, prefix}) => {
@@ -198,9 +203,9 @@ const backupSchedule: Step = (ctx) => veleroSchedule(ctx, `${ctx.prefix}-nightly
 const backupBackup: Step = (ctx) => veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`).then(() => undefined)
 
 const backupWorkloads: Workload[] = [
-  {name: 'backup-schedule-first', feature: 'backup', ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
-  {name: 'backup-backup-first', feature: 'backup', ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule]},
-  {name: 'backup-present', feature: 'backup', ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
+  {name: 'backup-schedule-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
+  {name: 'backup-backup-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule]},
+  {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
 ]
 
 const appConfig = () => only({app_discovery: {enabled: true}})
@@ -213,9 +218,9 @@ const appPods: Step = async ({client, namespace, prefix}) => {
 }
 
 const appWorkloads: Workload[] = [
-  {name: 'k8sapp-secret-first', feature: 'k8sapp', ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods]},
-  {name: 'k8sapp-pods-first', feature: 'k8sapp', ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret]},
-  {name: 'k8sapp-present', feature: 'k8sapp', ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
+  {name: 'k8sapp-secret-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods]},
+  {name: 'k8sapp-pods-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret]},
+  {name: 'k8sapp-present', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
 ]
 
 export const workloads: Workload[] = [endpointWorkload, hostWorkload, volumeWorkload, ...backupWorkloads, ...appWorkloads]
