@@ -1,0 +1,359 @@
+/**
+ * A fault proxy between the operator and kube-apiserver (test support for the fault campaign, `scripts/chaos.ts`).
+ *
+ * The operator gets a kubeconfig whose server is `http://127.0.0.1:<port>` (plain HTTP towards the proxy); the proxy
+ * forwards every request over HTTPS to the real apiserver with the admin token (whatever the operator sent).
+ *
+ * The operator sends no User-Agent or header that names the controller, so writes are counted **per resource**
+ * (`group/plural`, `core/plural` for the core group), not per controller.
+ *
+ * Faults (all armed through `ProxyFaults`, decided by the pure functions below):
+ * - **crash after write k**: when the k-th *successful* write (POST/PUT/PATCH/DELETE answered < 400) of a resource has
+ *   been answered by the apiserver, `onCrash` is called (the campaign SIGKILLs the operator there) *before* the answer
+ *   is forwarded: the write took effect, the operator never learns it did.
+ * - **hold** a watch's events for T ms (each event line is delayed, order kept).
+ * - **close** a resource's open watches and answer that resource's next watch with 410 Gone, so the informer relists
+ *   and every change in between coalesces into the list.
+ * - **stale LIST** ("time travel"): the first full LIST of each resource (path + selectors) is kept; when armed, the
+ *   next LIST of that resource is answered with that older body once, then the proxy catches up (forwards again).
+ * - **fail** chosen requests: 409, 410 (watches), 429 with Retry-After, 500/503, or a timeout (no answer until the
+ *   client gives up).
+ * - **refuse** connections for T ms: new connections are destroyed on accept and open ones (watches, keep-alive) are
+ *   cut — a reset rather than ECONNREFUSED, since the port stays bound.
+ */
+import http from 'node:http'
+import https from 'node:https'
+import type {AddressInfo, Socket} from 'node:net'
+
+export type Verb = 'list' | 'watch' | 'get' | 'create' | 'update' | 'patch' | 'delete' | 'other'
+
+export interface ClassifiedRequest {
+  verb: Verb
+  /** `group/plural` (`core/plural` for the core group); '' for non-resource paths. */
+  resource: string
+  namespace?: string
+  name?: string
+}
+
+/** Parses a kube-apiserver request path into verb and resource (pure). */
+export function classify(method: string, rawUrl: string): ClassifiedRequest {
+  const url = new URL(rawUrl, 'http://x')
+  const parts = url.pathname.split('/').filter(Boolean)
+  let rest: string[]
+  let group: string
+  if (parts[0] === 'api' && parts.length >= 2) {
+    group = 'core'
+    rest = parts.slice(2)
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    group = parts[1]!
+    rest = parts.slice(3)
+  } else {
+    return {verb: 'other', resource: ''}
+  }
+  let namespace: string | undefined
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1]
+    rest = rest.slice(2)
+  }
+  if (rest.length === 0) return {verb: 'other', resource: ''}
+  const plural = rest[0]!
+  const name = rest[1]
+  const subresource = rest[2]
+  const resource = `${group}/${plural}${subresource ? `/${subresource}` : ''}`
+  const m = method.toUpperCase()
+  const watch = url.searchParams.get('watch')
+  let verb: Verb
+  if (m === 'GET') verb = watch === 'true' || watch === '1' ? 'watch' : name ? 'get' : 'list'
+  else if (m === 'POST') verb = 'create'
+  else if (m === 'PUT') verb = 'update'
+  else if (m === 'PATCH') verb = 'patch'
+  else if (m === 'DELETE') verb = 'delete'
+  else verb = 'other'
+  return {verb, resource, namespace, name}
+}
+
+export const isWrite = (verb: Verb): boolean => verb === 'create' || verb === 'update' || verb === 'patch' || verb === 'delete'
+
+/** The key of a LIST for the stale-list cache: path and selectors, without paging or resourceVersion (pure). */
+export function listKey(rawUrl: string): string | undefined {
+  const url = new URL(rawUrl, 'http://x')
+  if (url.searchParams.get('continue')) return undefined // paged lists are not cached
+  return [url.pathname, url.searchParams.get('labelSelector') ?? '', url.searchParams.get('fieldSelector') ?? ''].join('|')
+}
+
+export type FailKind = 409 | 410 | 429 | 500 | 503 | 'timeout'
+
+export interface FailRule {
+  /** Matches on the classified request. */
+  verb?: Verb
+  resource?: string
+  kind: FailKind
+  /** How many matching requests to fail (default 1). */
+  times?: number
+}
+
+/** Counts successful writes per resource and says when the crash point is reached (pure state machine). */
+export class WriteCounter {
+  readonly counts = new Map<string, number>()
+  /** Every write point seen, in order: `resource#n`. */
+  readonly points: string[] = []
+  constructor(private target?: {resource: string; k: number}) {}
+  arm(target: {resource: string; k: number} | undefined): void {
+    this.target = target
+  }
+  /** Records a write that took effect; true when it is the crash point (then the target is disarmed). */
+  record(resource: string): boolean {
+    const n = (this.counts.get(resource) ?? 0) + 1
+    this.counts.set(resource, n)
+    this.points.push(`${resource}#${n}`)
+    if (this.target && this.target.resource === resource && this.target.k === n) {
+      this.target = undefined
+      return true
+    }
+    return false
+  }
+  reset(): void {
+    this.counts.clear()
+    this.points.length = 0
+  }
+}
+
+/** Picks the first fail rule matching a request and consumes one use of it (pure on its inputs). */
+export function takeFailure(rules: FailRule[], request: ClassifiedRequest): FailKind | undefined {
+  const index = rules.findIndex((rule) => (!rule.verb || rule.verb === request.verb) && (!rule.resource || rule.resource === request.resource))
+  if (index < 0) return undefined
+  const rule = rules[index]!
+  const left = (rule.times ?? 1) - 1
+  if (left <= 0) rules.splice(index, 1)
+  else rule.times = left
+  return rule.kind
+}
+
+/** The Status body kube-apiserver would send for a status code. */
+export function statusBody(code: number, message: string): string {
+  const reason = {409: 'Conflict', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable'}[code] ?? 'Unknown'
+  return JSON.stringify({kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code})
+}
+
+export interface FaultCounts {
+  crashes: number
+  staleLists: number
+  watchCloses: number
+  heldEvents: number
+  failures: Record<string, number>
+  refusals: number
+}
+
+export interface KubeFaultProxy {
+  url: string
+  writes: WriteCounter
+  /** Called synchronously at the crash point, before the write's answer is forwarded. */
+  onCrash: ((point: string) => void) | undefined
+  /** Every request seen: verb, resource, status (0 = not answered). */
+  log: Array<ClassifiedRequest & {status: number; at: number}>
+  counts: FaultCounts
+  crashAfterWrite(resource: string, k: number): void
+  /** Delays every event line of watches of `resource` (all resources when omitted) by `ms` until `untilMs` passes. */
+  holdWatches(ms: number, resource?: string, forMs?: number): void
+  /** Cuts the open watches of `resource` (all when omitted) and answers their next watch 410 Gone. */
+  closeWatches(resource?: string): number
+  /** Arms the stale LIST for `resource`: its next LIST answers with the first LIST body the proxy kept. */
+  staleList(resource: string): boolean
+  fail(rule: FailRule): void
+  refuseFor(ms: number): void
+  /** The resources whose LIST bodies are cached (candidates for stale lists). */
+  cachedLists(): string[]
+  close(): Promise<void>
+}
+
+export async function startKubeFaultProxy(options: {upstream: string; token: string}): Promise<KubeFaultProxy> {
+  const upstream = new URL(options.upstream)
+  const agent = new https.Agent({keepAlive: true, maxSockets: 256, rejectUnauthorized: false})
+  const failRules: FailRule[] = []
+  const listCache = new Map<string, {resource: string; status: number; headers: http.IncomingHttpHeaders; body: Buffer}>()
+  const armedStale = new Set<string>()
+  const gone = new Set<string>()
+  const openWatches = new Set<{resource: string; cut: () => void}>()
+  const sockets = new Set<Socket>()
+  let hold: {ms: number; resource?: string; until: number} | undefined
+  let refuseUntil = 0
+  const counts: FaultCounts = {crashes: 0, staleLists: 0, watchCloses: 0, heldEvents: 0, failures: {}, refusals: 0}
+
+  const proxy: KubeFaultProxy = {
+    url: '',
+    writes: new WriteCounter(),
+    onCrash: undefined,
+    log: [],
+    counts,
+    crashAfterWrite(resource, k) {
+      proxy.writes.arm({resource, k})
+    },
+    holdWatches(ms, resource, forMs = 10_000) {
+      hold = {ms, resource, until: Date.now() + forMs}
+    },
+    closeWatches(resource) {
+      let n = 0
+      for (const watch of [...openWatches]) {
+        if (resource && watch.resource !== resource) continue
+        gone.add(watch.resource)
+        watch.cut()
+        n++
+      }
+      if (resource) gone.add(resource)
+      counts.watchCloses += n
+      return n
+    },
+    staleList(resource) {
+      if (![...listCache.values()].some((entry) => entry.resource === resource)) return false
+      armedStale.add(resource)
+      return true
+    },
+    fail(rule) {
+      failRules.push({...rule})
+    },
+    refuseFor(ms) {
+      refuseUntil = Date.now() + ms
+      counts.refusals++
+      for (const socket of sockets) socket.destroy()
+    },
+    cachedLists: () => [...new Set([...listCache.values()].map((entry) => entry.resource))],
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      agent.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+
+  const server = http.createServer((request, response) => {
+    const classified = classify(request.method ?? 'GET', request.url ?? '/')
+    const entry = {...classified, status: 0, at: Date.now()}
+    proxy.log.push(entry)
+    const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
+      entry.status = status
+      response.writeHead(status, {'Content-Type': 'application/json', ...headers})
+      response.end(body)
+    }
+    // A watch of a resource whose watches were closed: 410 Gone once, so the informer relists.
+    if (classified.verb === 'watch' && gone.delete(classified.resource)) {
+      return answer(410, statusBody(410, 'too old resource version (fault proxy)'))
+    }
+    const failure = takeFailure(failRules, classified)
+    if (failure !== undefined) {
+      counts.failures[String(failure)] = (counts.failures[String(failure)] ?? 0) + 1
+      if (failure === 'timeout') {
+        // No answer: the client's own timeout ends it; the proxy gives up after a minute.
+        setTimeout(() => response.destroy(), 60_000).unref()
+        request.resume()
+        return
+      }
+      request.resume()
+      return answer(failure, statusBody(failure, `injected ${failure} (fault proxy)`), failure === 429 ? {'Retry-After': '1'} : {})
+    }
+    const key = classified.verb === 'list' ? listKey(request.url ?? '/') : undefined
+    if (key && armedStale.has(classified.resource)) {
+      const cached = listCache.get(key)
+      if (cached) {
+        armedStale.delete(classified.resource)
+        counts.staleLists++
+        request.resume()
+        entry.status = cached.status
+        response.writeHead(cached.status, {'Content-Type': String(cached.headers['content-type'] ?? 'application/json')})
+        response.end(cached.body)
+        return
+      }
+    }
+    const headers = {...request.headers, host: upstream.host, authorization: `Bearer ${options.token}`}
+    const forward = https.request({
+      hostname: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers, agent, rejectUnauthorized: false,
+    }, (upstreamResponse) => {
+      const status = upstreamResponse.statusCode ?? 502
+      entry.status = status
+      if (classified.verb === 'watch' && status === 200) return pipeWatch(classified.resource, upstreamResponse, response)
+      const chunks: Buffer[] = []
+      upstreamResponse.on('data', (chunk: Buffer) => chunks.push(chunk))
+      upstreamResponse.on('error', () => response.destroy())
+      upstreamResponse.on('end', () => {
+        const body = Buffer.concat(chunks)
+        if (key && status === 200 && !listCache.has(key)) listCache.set(key, {resource: classified.resource, status, headers: upstreamResponse.headers, body})
+        if (isWrite(classified.verb) && status < 400 && proxy.writes.record(classified.resource)) {
+          counts.crashes++
+          proxy.onCrash?.(proxy.writes.points.at(-1)!)
+        }
+        const outHeaders = {...upstreamResponse.headers}
+        delete outHeaders['transfer-encoding']
+        outHeaders['content-length'] = String(body.length)
+        if (response.destroyed) return
+        response.writeHead(status, outHeaders)
+        response.end(body)
+      })
+    })
+    forward.on('error', (error) => {
+      if (!response.headersSent) answer(503, statusBody(503, `upstream unreachable (fault proxy): ${error.message}`))
+      else response.destroy()
+    })
+    request.pipe(forward)
+    // The client went away (or a fault cut it): stop the upstream request too. (A request's own 'close' fires once
+    // its body is read, so the response's is the one that tells.)
+    response.on('close', () => {
+      if (!response.writableFinished) forward.destroy()
+    })
+  })
+
+  /** Forwards a watch line by line, so events can be held; `closeWatches` cuts it. */
+  function pipeWatch(resource: string, upstreamResponse: http.IncomingMessage, response: http.ServerResponse): void {
+    const outHeaders = {...upstreamResponse.headers}
+    delete outHeaders['content-length']
+    response.writeHead(200, outHeaders)
+    response.flushHeaders() // the client waits for the headers before the first event
+    let partial = ''
+    let chain = Promise.resolve()
+    const handle = {resource, cut: () => {
+      upstreamResponse.destroy()
+      response.end()
+    }}
+    openWatches.add(handle)
+    const done = () => openWatches.delete(handle)
+    response.on('close', () => {
+      done()
+      upstreamResponse.destroy()
+    })
+    upstreamResponse.on('data', (chunk: Buffer) => {
+      partial += chunk.toString('utf8')
+      let newline: number
+      while ((newline = partial.indexOf('\n')) >= 0) {
+        const line = partial.slice(0, newline + 1)
+        partial = partial.slice(newline + 1)
+        const held = hold && Date.now() < hold.until && (!hold.resource || hold.resource === resource) ? hold.ms : 0
+        if (held) counts.heldEvents++
+        chain = chain.then(() => new Promise<void>((resolve) => {
+          if (held) setTimeout(resolve, held)
+          else resolve()
+        })).then(() => {
+          if (!response.destroyed && !response.writableEnded) response.write(line)
+        })
+      }
+    })
+    upstreamResponse.on('end', () => {
+      done()
+      void chain.then(() => {
+        if (!response.writableEnded) response.end()
+      })
+    })
+    upstreamResponse.on('error', () => {
+      done()
+      response.destroy()
+    })
+  }
+
+  server.on('connection', (socket) => {
+    if (Date.now() < refuseUntil) {
+      socket.destroy()
+      return
+    }
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return proxy
+}

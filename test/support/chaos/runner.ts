@@ -1,0 +1,339 @@
+/**
+ * One case of the fault campaign: a workload against the shared control plane and a fresh API simulator, with the
+ * operator as a real process behind the kube fault proxy, optionally one fault; then the differential oracle.
+ *
+ * Oracle: the end state is the polycrate.io CRs of the case's namespaces (name, labels, finalizers, spec) and the live
+ * API objects of the synced collections, normalised (ids, uids, times, resourceVersions dropped or replaced, the case
+ * prefix and namespaces replaced by placeholders, sorted). A perturbed run must reach the reference end state within
+ * 60 s of its last fault (liveness). Safety, checked on every snapshot and at the end: no two live API objects with
+ * one natural key; no API DELETE of an object the reference run never deleted (its source still exists); no source
+ * left terminating (a finalizer of ours kept on a deleted source); the operator never exits unless the campaign
+ * killed it.
+ */
+import {mkdtemp, rm} from 'node:fs/promises'
+import {randomBytes} from 'node:crypto'
+import os from 'node:os'
+import path from 'node:path'
+import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
+import {operatorNamespaceFor} from '../api-setup.js'
+import {ApiSimulator} from '../api-simulator/index.js'
+import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
+import {writeKubeconfig} from '../kubeconfig-file.js'
+import {startOperator, type OperatorProcess} from '../operator-process.js'
+import {startKubeFaultProxy, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
+import type {Workload, WorkloadContext} from './workloads.js'
+
+export type Fault =
+  | {kind: 'none'}
+  | {kind: 'crash'; resource: string; k: number}
+  | {kind: 'stale'; resource: string; atStep: number}
+  | {kind: 'coalesce'; resource?: string; atStep: number}
+  | {kind: 'hold'; ms: number; atStep: number}
+  | {kind: 'fail'; failure: FailKind; verb?: 'list' | 'watch' | 'create' | 'patch' | 'update' | 'delete'; resource?: string; times: number; atStep: number}
+  | {kind: 'refuse'; ms: number; atStep: number}
+
+export interface NormalisedObject {
+  key: string
+  value: unknown
+}
+
+export interface CaseResult {
+  /** The normalised end state. */
+  state: NormalisedObject[]
+  /** Every successful write the proxy saw, `resource#n`, in order. */
+  writePoints: string[]
+  /** The LIST resources the proxy cached (candidates for stale lists). */
+  listResources: string[]
+  /** API objects deleted (collection/name, normalised). */
+  apiDeletes: string[]
+  violations: string[]
+  counts: FaultCounts
+  /** Whether the fault actually happened (a crash point may not be reached). */
+  faultApplied: boolean
+  seconds: number
+}
+
+const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates']
+const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates']
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+/** Keys that differ between two runs of one workload by nature (identities, clocks, versions). */
+const VOLATILE_KEY = /^(id|uid|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
+
+export function normalise(value: unknown, replace: Array<[string, string]>): unknown {
+  if (typeof value === 'string') {
+    let text = value
+    for (const [from, to] of replace) text = text.split(from).join(to)
+    return text.replace(UUID, '<id>')
+  }
+  if (Array.isArray(value)) return value.map((item) => normalise(item, replace))
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value).sort()) {
+      if (VOLATILE_KEY.test(key)) continue
+      out[key] = normalise((value as Record<string, unknown>)[key], replace)
+    }
+    return out
+  }
+  return value
+}
+
+/** Differences between two normalised states, as short lines (empty: equal). */
+export function diffStates(reference: NormalisedObject[], actual: NormalisedObject[]): string[] {
+  const lines: string[] = []
+  const ref = new Map(reference.map((o) => [o.key, JSON.stringify(o.value)]))
+  const act = new Map(actual.map((o) => [o.key, JSON.stringify(o.value)]))
+  for (const [key, value] of ref) {
+    if (!act.has(key)) lines.push(`missing ${key}`)
+    else if (act.get(key) !== value) lines.push(`differs ${key}: expected ${value.slice(0, 400)} got ${act.get(key)!.slice(0, 400)}`)
+  }
+  for (const key of act.keys()) if (!ref.has(key)) lines.push(`extra ${key}: ${act.get(key)!.slice(0, 400)}`)
+  return lines
+}
+
+/** The natural key of a live API object: its collection, name and the scope fields it has. */
+function naturalKey(collection: string, object: Record<string, unknown>): string {
+  return [collection, object.name, object.namespace ?? '', object.k8s_cluster ?? '', object.workspace ?? ''].join('|')
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export interface RunOptions {
+  /** The reference end state and deletes; without it the run is the reference (waits for a stable state). */
+  reference?: {state: NormalisedObject[]; apiDeletes: string[]}
+  /** Pause between user operations, so the operator acts on intermediate states (same in every run). */
+  stepPauseMs?: number
+  log?: (line: string) => void
+}
+
+export async function runCase(workload: Workload, fault: Fault, options: RunOptions = {}): Promise<CaseResult> {
+  const started = Date.now()
+  const log = options.log ?? (() => {})
+  const client = adminClient()
+  const sim = await ApiSimulator.start()
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'chaos-'))
+  const violations: string[] = []
+  let proxy: KubeFaultProxy | undefined
+  let operator: OperatorProcess | undefined
+  let killing = false
+  let faultApplied = false
+  let lastFaultAt = 0
+  let stopping = false
+  let restarting: Promise<void> | undefined
+  try {
+    const prefix = `x${randomBytes(3).toString('hex')}`
+    const namespace = await freshNamespace(client, `chaos-${prefix}`)
+    const ctx: WorkloadContext = {client, prefix, namespace}
+    const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, workload.config(ctx))
+    const replace: Array<[string, string]> = [[`cluster-${operatorNamespace}`, '<cluster>'], [operatorNamespace, '<opns>'], [namespace, '<ns>'], [prefix, '<P>']]
+    proxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
+    const kubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), proxy.url, 'replaced-by-the-proxy')
+
+    const watchExit = (process: OperatorProcess) => {
+      void process.exited.then((code) => {
+        if (!killing && !stopping) violations.push(`the operator exited on its own (${code}): ${process.rawOutput().slice(-1500)}`)
+      })
+    }
+    const start = async () => {
+      operator = await startOperator({kubeconfig, namespace: operatorNamespace, logLevel: 'info', args: ['--graceful-shutdown-timeout', '5']})
+      watchExit(operator)
+    }
+    if (fault.kind === 'crash') {
+      proxy.crashAfterWrite(fault.resource, fault.k)
+      proxy.onCrash = (point) => {
+        killing = true
+        faultApplied = true
+        lastFaultAt = Date.now()
+        log(`crash after ${point}`)
+        const victim = operator!
+        victim.child.kill('SIGKILL')
+        restarting = victim.exited.then(async () => {
+          killing = false
+          await start()
+        })
+      }
+    }
+
+    for (const step of workload.before ?? []) await step(ctx)
+    await start()
+    const stepFault = (index: number) => {
+      if (!('atStep' in fault) || fault.atStep !== index) return
+      lastFaultAt = Date.now()
+      switch (fault.kind) {
+        case 'stale':
+          // Arm the stale answer, then cut the watches so the informer relists now (and gets the old list).
+          faultApplied = proxy!.staleList(fault.resource)
+          if (faultApplied) proxy!.closeWatches(fault.resource)
+          break
+        case 'coalesce':
+          faultApplied = proxy!.closeWatches(fault.resource) > 0
+          break
+        case 'hold':
+          proxy!.holdWatches(fault.ms, undefined, fault.ms * 3)
+          faultApplied = true
+          break
+        case 'fail':
+          proxy!.fail({kind: fault.failure, verb: fault.verb, resource: fault.resource, times: fault.times})
+          faultApplied = true
+          break
+        case 'refuse':
+          proxy!.refuseFor(fault.ms)
+          faultApplied = true
+          break
+      }
+    }
+    for (let index = 0; index < workload.steps.length; index++) {
+      stepFault(index)
+      await workload.steps[index]!(ctx)
+      await sleep(options.stepPauseMs ?? 1500)
+    }
+    stepFault(workload.steps.length)
+    if ('atStep' in fault && fault.atStep >= workload.steps.length) await sleep(options.stepPauseMs ?? 1500)
+    if (restarting) await restarting
+
+    const snapshot = async (): Promise<NormalisedObject[]> => {
+      const objects: NormalisedObject[] = []
+      for (const plural of POLYCRATE_PLURALS) {
+        for (const ns of [namespace, operatorNamespace]) {
+          const ref: ResourceRef = {group: 'polycrate.io', version: 'v1alpha1', plural, namespace: ns}
+          const items = (await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/${ref.plural}`})).items
+          for (const item of items) {
+            const meta = item.metadata ?? {}
+            const value = normalise({labels: meta.labels ?? {}, finalizers: meta.finalizers ?? [], spec: (item as {spec?: unknown}).spec ?? {}, deleting: Boolean(meta.deletionTimestamp)}, replace)
+            objects.push({key: String(normalise(`cr ${plural} ${ns}/${meta.name}`, replace)), value})
+          }
+        }
+      }
+      const keys = new Map<string, number>()
+      for (const collection of API_COLLECTIONS) {
+        for (const object of sim.list(collection)) {
+          if (object.is_deleted) continue
+          // Only this case's objects (earlier cases' sources are being removed while this one starts).
+          const text = JSON.stringify(object)
+          if (!text.includes(prefix) && !text.includes(namespace)) continue
+          const natural = naturalKey(collection, object)
+          keys.set(natural, (keys.get(natural) ?? 0) + 1)
+          objects.push({key: String(normalise(`api ${collection} ${object.name}`, replace)), value: normalise(object, replace)})
+        }
+      }
+      for (const [natural, n] of keys) {
+        if (n > 1) {
+          const line = `API duplicate: ${n} live objects with natural key ${normalise(natural, replace)}`
+          if (!violations.includes(line)) violations.push(line)
+        }
+      }
+      return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : JSON.stringify(a.value).localeCompare(JSON.stringify(b.value))))
+    }
+
+    let state: NormalisedObject[] = []
+    if (options.reference) {
+      // Liveness: the reference end state within 60 s of the last fault (or of the last operation).
+      const deadline = Math.max(lastFaultAt, Date.now()) + 60_000
+      let diff: string[] = []
+      for (;;) {
+        if (restarting) await restarting
+        state = await retrying(snapshot)
+        diff = diffStates(options.reference.state, state)
+        if (diff.length === 0) break
+        if (Date.now() > deadline) {
+          violations.push(`liveness: the reference end state not reached within 60 s of the last fault:\n      ${diff.slice(0, 8).join('\n      ')}`)
+          break
+        }
+        await sleep(1000)
+      }
+    } else {
+      // The reference: the same snapshot four times in a row, 2 s apart (at most 120 s).
+      const deadline = Date.now() + 120_000
+      let previous = ''
+      let same = 0
+      for (;;) {
+        state = await retrying(snapshot)
+        const text = JSON.stringify(state)
+        same = text === previous ? same + 1 : 0
+        previous = text
+        if (same >= 3) break
+        if (Date.now() > deadline) {
+          violations.push('reference: the end state did not settle within 120 s')
+          break
+        }
+        await sleep(2000)
+      }
+    }
+
+    // API deletes: which objects (by normalised collection/name) the operator deleted.
+    const apiDeletes: string[] = []
+    for (const entry of sim.requests) {
+      if (entry.method !== 'DELETE' || entry.status >= 400 || entry.status === 0) continue
+      const id = entry.path.split('/').filter(Boolean).at(-1)!
+      const object = sim.list(entry.resource, {includeDeleted: true}).find((o) => o.id === id)
+      apiDeletes.push(String(normalise(`${entry.resource} ${object?.name ?? id}`, replace)))
+    }
+    if (options.reference) {
+      for (const deleted of new Set(apiDeletes)) {
+        if (!options.reference.apiDeletes.includes(deleted)) violations.push(`API DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
+      }
+    }
+    // No source left terminating: a finalizer of ours on a deleted source.
+    const sources: ResourceRef[] = [
+      {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace},
+      {group: '', version: 'v1', plural: 'pods', namespace},
+      {group: '', version: 'v1', plural: 'secrets', namespace},
+      {group: '', version: 'v1', plural: 'nodes'},
+      {group: '', version: 'v1', plural: 'persistentvolumes'},
+      {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
+      {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
+    ]
+    for (const ref of sources) {
+      const items = await listOrEmpty(client, ref)
+      for (const item of items) {
+        const name = item.metadata?.name ?? ''
+        if (!ref.namespace && !name.startsWith(prefix)) continue
+        if (item.metadata?.deletionTimestamp) violations.push(`finalizer left on deleted source ${ref.plural} ${normalise(name, replace)}: ${JSON.stringify(item.metadata.finalizers)}`)
+      }
+    }
+
+    if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
+    // Remove this case's sources while the operator still runs (it releases its finalizers), so the next case's
+    // operator, which discovers cluster-wide, does not find them.
+    await workload.cleanup?.(ctx)
+    await client.delete({group: '', version: 'v1', plural: 'namespaces', name: namespace}).catch(() => {})
+    const gone = Date.now() + 60_000
+    while (Date.now() < gone && await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: namespace})) await sleep(500)
+    if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
+    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
+    return {
+      state, writePoints: [...proxy.writes.points], listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(),
+      violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
+    }
+  } finally {
+    stopping = true
+    if (restarting) await restarting.catch(() => {})
+    await operator?.stop('SIGTERM').catch(() => {})
+    await proxy?.close().catch(() => {})
+    await sim.close().catch(() => {})
+    client.close()
+    await rm(dir, {recursive: true, force: true})
+  }
+}
+
+/** Retries a read of the apiserver through transient errors (a CRD's storage initialising, a 429) for 30 s. */
+async function retrying<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    try {
+      return await read()
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await sleep(500)
+    }
+  }
+}
+
+async function listOrEmpty(client: KubeClient, ref: ResourceRef): Promise<KubeObject[]> {
+  const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`
+  const at = ref.namespace ? `${base}/namespaces/${ref.namespace}/${ref.plural}` : `${base}/${ref.plural}`
+  try {
+    return (await client.request<{items: KubeObject[]}>({path: at})).items
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Workloads of the fault campaign: each a sequence of user operations against the cluster, with the OperatorConfig
+ * it needs. Every name carries the case prefix `P` (cluster-scoped objects are shared between cases); the oracle
+ * replaces the prefix and the case namespaces by placeholders when it compares runs.
+ */
+import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
+import {KubeApiError} from '../../../src/kube/client.js'
+
+export interface WorkloadContext {
+  client: KubeClient
+  /** Unique per case; lower-case letters and digits. */
+  prefix: string
+  /** The workload's own namespace (Ingresses, Velero objects, meta secrets, pods). */
+  namespace: string
+}
+
+export type Step = (ctx: WorkloadContext) => Promise<void>
+
+export interface Workload {
+  name: string
+  /** The feature it covers (`--feature`). */
+  feature: string
+  /** OperatorConfig spec additions (api_sync and local_cluster are always on). */
+  config: (ctx: WorkloadContext) => Record<string, unknown>
+  /** Operations before the operator starts (the "present at start" orderings). */
+  before?: Step[]
+  steps: Step[]
+  /** Cluster-scoped objects to remove after the case (the operator still runs, so it can release its finalizers). */
+  cleanup?: Step
+  /** Which ordering of creations it exercises, for the coverage table. */
+  ordering?: string
+  /** The resources of its sources (`group/plural` as the proxy names them): stale lists and watch closes aim there. */
+  sources: string[]
+  /** Workloads of one group differ only in the order of creations: their reference end states must be equal. */
+  orderingGroup?: string
+}
+
+const ingresses = (namespace: string, name?: string): ResourceRef => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
+const nodes = (name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'nodes', name})
+const pvs = (name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'persistentvolumes', name})
+const velero = (plural: string, namespace: string, name?: string): ResourceRef => ({group: 'velero.io', version: 'v1', plural, namespace, name})
+const secrets = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
+const pods = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'pods', namespace, name})
+
+/** Only the features a workload needs: the others would discover what other cases left behind. */
+const only = (enabled: Record<string, Record<string, unknown>>) => ({
+  endpoint_discovery: {enabled: false},
+  app_discovery: {enabled: false},
+  node_discovery: {enabled: false},
+  backup_discovery: {enabled: false},
+  certificate_discovery: {enabled: false},
+  artifact_discovery: {enabled: false},
+  volume_discovery: {enabled: false},
+  ...enabled,
+})
+
+const ingress = (namespace: string, name: string, hosts: string[]) => ({
+  apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+  metadata: {name, namespace, annotations: {polycrate_endpoint_monitor: 'true'}},
+  spec: {rules: hosts.map((host) => ({host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}))},
+})
+
+const ignoreNotFound = async (call: () => Promise<unknown>) => {
+  try {
+    await call()
+  } catch (error) {
+    if (!(error instanceof KubeApiError && error.status === 404)) throw error
+  }
+}
+
+const readyNode = (name: string, labels: Record<string, string> = {}) => ({
+  apiVersion: 'v1', kind: 'Node', metadata: {name, labels: {'kubernetes.io/hostname': name, ...labels}},
+  spec: {},
+  status: {
+    capacity: {cpu: '4', memory: '16Gi', pods: '110'},
+    conditions: [{type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'chaos', lastHeartbeatTime: '2026-01-01T00:00:00Z', lastTransitionTime: '2026-01-01T00:00:00Z'}],
+    nodeInfo: {kubeletVersion: 'v1.35.4', osImage: 'Debian GNU/Linux 12', kernelVersion: '6.1.0', containerRuntimeVersion: 'containerd://2.0.0', architecture: 'amd64', operatingSystem: 'linux', machineID: '', systemUUID: '', bootID: '', kubeProxyVersion: ''},
+    addresses: [{type: 'InternalIP', address: '10.0.0.1'}],
+  },
+})
+
+const hostPathPv = (name: string, size: string) => ({
+  apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name},
+  spec: {capacity: {storage: size}, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'chaos', hostPath: {path: `/data/${name}`}},
+})
+
+const metaSecret = (namespace: string, block: string) => ({
+  apiVersion: 'v1', kind: 'Secret', metadata: {name: `${block}.poly`, namespace},
+  stringData: {meta: [
+    'block:', `  name: ${block}`, '  display_name: "Chaos app"', '  version: "1.0.0"', '  kind: helm', '  type: app',
+    'workspace:', '  name: production', '  organization: acme-corp',
+    'action:', '  name: install', '  status: success', '  last_executed_at: "2025-12-20T10:00:00Z"',
+  ].join('\n')},
+})
+
+const appPod = async (client: KubeClient, namespace: string, name: string, app: string) => {
+  await client.create(pods(namespace), {
+    apiVersion: 'v1', kind: 'Pod', metadata: {name, namespace, annotations: {polycrate_k8sapp_name: app}},
+    spec: {containers: [{name: 'c', image: 'apps.example.com/team/service:1.0'}]},
+  })
+  await client.mergePatch({...pods(namespace, name), subresource: 'status'}, {status: {
+    phase: 'Running', conditions: [{type: 'Ready', status: 'True'}],
+    containerStatuses: [{name: 'c', image: 'apps.example.com/team/service:1.0', imageID: '', ready: true, restartCount: 0, started: true, state: {running: {startedAt: '2026-01-01T00:00:00Z'}}}],
+  }})
+}
+
+const veleroSchedule = (ctx: WorkloadContext, name: string) => ctx.client.create(velero('schedules', ctx.namespace), {
+  apiVersion: 'velero.io/v1', kind: 'Schedule', metadata: {name, namespace: ctx.namespace},
+  spec: {schedule: '0 3 * * *', template: {ttl: '720h0m0s', includedNamespaces: ['shop']}},
+})
+const veleroBackup = (ctx: WorkloadContext, name: string, schedule: string) => ctx.client.create(velero('backups', ctx.namespace), {
+  apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name, namespace: ctx.namespace, labels: {'velero.io/schedule-name': schedule}},
+  spec: {ttl: '720h0m0s', includedNamespaces: ['shop']},
+})
+
+const endpointWorkload: Workload = {
+  name: 'endpoint',
+  feature: 'endpoint',
+  sources: ['networking.k8s.io/ingresses'],
+  config: () => only({endpoint_discovery: {enabled: true}}),
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'a', [`${prefix}-a.example.com`]))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'b', [`${prefix}-b.example.com`]))
+    },
+    // a's host changes
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(ingresses(namespace, 'a'), {spec: ingress(namespace, 'a', [`${prefix}-a2.example.com`]).spec})
+    },
+    // a host changes hands: a gives up a2, b takes it
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(ingresses(namespace, 'a'), {spec: ingress(namespace, 'a', [`${prefix}-c.example.com`]).spec})
+      await client.mergePatch(ingresses(namespace, 'b'), {spec: ingress(namespace, 'b', [`${prefix}-b.example.com`, `${prefix}-a2.example.com`]).spec})
+    },
+    async ({client, namespace}) => {
+      await client.delete(ingresses(namespace, 'a'))
+    },
+  ],
+}
+
+const hostWorkload: Workload = {
+  name: 'host',
+  feature: 'host',
+  sources: ['core/nodes'],
+  config: () => only({node_discovery: {enabled: true}}),
+  steps: [
+    async ({client, prefix}) => {
+      await client.create(nodes(), readyNode(`${prefix}-n1`))
+    },
+    async ({client, prefix}) => {
+      await client.create(nodes(), readyNode(`${prefix}-n2`))
+    },
+    async ({client, prefix}) => {
+      await client.mergePatch(nodes(`${prefix}-n1`), {metadata: {labels: {'node-role.kubernetes.io/worker': ''}}})
+    },
+    async ({client, prefix}) => {
+      await client.delete(nodes(`${prefix}-n2`))
+    },
+  ],
+  cleanup: async ({client, prefix}) => {
+    for (const name of [`${prefix}-n1`, `${prefix}-n2`]) await ignoreNotFound(() => client.delete(nodes(name)))
+  },
+}
+
+const volumeWorkload: Workload = {
+  name: 'volume',
+  feature: 'volume',
+  sources: ['core/persistentvolumes'],
+  config: () => only({volume_discovery: {enabled: true}}),
+  steps: [
+    async ({client, prefix}) => {
+      await client.create(pvs(), hostPathPv(`${prefix}-pv1`, '1Gi'))
+    },
+    async ({client, prefix}) => {
+      await client.create(pvs(), hostPathPv(`${prefix}-pv2`, '2Gi'))
+    },
+    async ({client, prefix}) => {
+      await releasePv(client, `${prefix}-pv2`)
+      await client.delete(pvs(`${prefix}-pv2`))
+    },
+  ],
+  cleanup: async ({client, prefix}) => {
+    for (const name of [`${prefix}-pv1`, `${prefix}-pv2`]) {
+      await releasePv(client, name)
+      await ignoreNotFound(() => client.delete(pvs(name)))
+    }
+  },
+}
+
+/** What kube-controller-manager's pv-protection controller would do for an unbound PV. */
+async function releasePv(client: KubeClient, name: string): Promise<void> {
+  await ignoreNotFound(async () => {
+    const pv = await client.get<KubeObject>(pvs(name))
+    const kept = (pv.metadata?.finalizers as string[] | undefined ?? []).filter((f) => f !== 'kubernetes.io/pv-protection')
+    await client.mergePatch(pvs(name), {metadata: {finalizers: kept.length ? kept : null}})
+  })
+}
+
+const backupConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled: true, cnpg_enabled: false, velero_namespace: ctx.namespace}})
+const backupSchedule: Step = (ctx) => veleroSchedule(ctx, `${ctx.prefix}-nightly`).then(() => undefined)
+const backupBackup: Step = (ctx) => veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`).then(() => undefined)
+
+const backupWorkloads: Workload[] = [
+  {name: 'backup-schedule-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
+  {name: 'backup-backup-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule]},
+  {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
+]
+
+const appConfig = () => only({app_discovery: {enabled: true}})
+const appSecret: Step = async ({client, namespace, prefix}) => {
+  await client.create(secrets(namespace), metaSecret(namespace, `${prefix}-shop`))
+}
+const appPods: Step = async ({client, namespace, prefix}) => {
+  await appPod(client, namespace, 'shop-1', `${prefix}-shop`)
+  await appPod(client, namespace, 'shop-2', `${prefix}-shop`)
+}
+
+const appWorkloads: Workload[] = [
+  {name: 'k8sapp-secret-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods]},
+  {name: 'k8sapp-pods-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret]},
+  {name: 'k8sapp-present', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
+]
+
+export const workloads: Workload[] = [endpointWorkload, hostWorkload, volumeWorkload, ...backupWorkloads, ...appWorkloads]

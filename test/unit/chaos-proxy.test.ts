@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict'
+import {classify, isWrite, listKey, statusBody, takeFailure, WriteCounter, type FailRule} from '../../test/support/chaos/kube-proxy.js'
+
+describe('chaos kube fault proxy: decisions', () => {
+  it('classifies core and group paths, namespaced or not, with verbs', () => {
+    assert.deepEqual(classify('GET', '/api/v1/nodes?limit=500'), {verb: 'list', resource: 'core/nodes', namespace: undefined, name: undefined})
+    assert.deepEqual(classify('GET', '/api/v1/nodes?watch=true&resourceVersion=5'), {verb: 'watch', resource: 'core/nodes', namespace: undefined, name: undefined})
+    assert.deepEqual(classify('PATCH', '/apis/polycrate.io/v1alpha1/namespaces/ns/endpoints/a/status'), {verb: 'patch', resource: 'polycrate.io/endpoints/status', namespace: 'ns', name: 'a'})
+    assert.deepEqual(classify('POST', '/apis/polycrate.io/v1alpha1/namespaces/ns/endpoints'), {verb: 'create', resource: 'polycrate.io/endpoints', namespace: 'ns', name: undefined})
+    assert.equal(classify('DELETE', '/api/v1/namespaces/x/secrets/s').verb, 'delete')
+    assert.equal(classify('PUT', '/apis/coordination.k8s.io/v1/namespaces/x/leases/l').verb, 'update')
+    assert.equal(classify('GET', '/api/v1/namespaces/x').resource, 'core/namespaces')
+    assert.equal(classify('GET', '/version').verb, 'other')
+    assert.equal(classify('GET', '/apis/velero.io/v1/namespaces/v/backups/b').verb, 'get')
+  })
+
+  it('writes are POST/PUT/PATCH/DELETE only', () => {
+    assert.deepEqual((['list', 'watch', 'get', 'create', 'update', 'patch', 'delete', 'other'] as const).filter(isWrite), ['create', 'update', 'patch', 'delete'])
+  })
+
+  it('list keys ignore paging and resourceVersion but keep selectors; continued pages are not cached', () => {
+    assert.equal(listKey('/api/v1/pods?limit=500&labelSelector=a%3Db'), listKey('/api/v1/pods?labelSelector=a%3Db&resourceVersion=7&limit=10'))
+    assert.notEqual(listKey('/api/v1/pods?labelSelector=a%3Db'), listKey('/api/v1/pods'))
+    assert.equal(listKey('/api/v1/pods?continue=abc'), undefined)
+  })
+
+  it('the write counter fires exactly at write k of the target resource, once', () => {
+    const counter = new WriteCounter({resource: 'polycrate.io/endpoints', k: 2})
+    assert.equal(counter.record('polycrate.io/endpoints'), false)
+    assert.equal(counter.record('core/events'), false)
+    assert.equal(counter.record('polycrate.io/endpoints'), true)
+    assert.equal(counter.record('polycrate.io/endpoints'), false, 'disarmed after firing')
+    assert.deepEqual(counter.points, ['polycrate.io/endpoints#1', 'core/events#1', 'polycrate.io/endpoints#2', 'polycrate.io/endpoints#3'])
+  })
+
+  it('fail rules match by verb and resource and are consumed', () => {
+    const rules: FailRule[] = [{verb: 'watch', kind: 410}, {resource: 'core/nodes', kind: 503, times: 2}]
+    assert.equal(takeFailure(rules, {verb: 'list', resource: 'core/pods'}), undefined)
+    assert.equal(takeFailure(rules, {verb: 'list', resource: 'core/nodes'}), 503)
+    assert.equal(takeFailure(rules, {verb: 'watch', resource: 'core/nodes'}), 410)
+    assert.equal(takeFailure(rules, {verb: 'watch', resource: 'core/nodes'}), 503)
+    assert.equal(takeFailure(rules, {verb: 'watch', resource: 'core/nodes'}), undefined)
+    assert.equal(rules.length, 0)
+  })
+
+  it('status bodies look like the apiserver\'s', () => {
+    assert.deepEqual(JSON.parse(statusBody(410, 'x')), {kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'x', reason: 'Expired', code: 410})
+  })
+})
