@@ -18,4 +18,16 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
     assert.ok(result.coverage.every((c) => c.cases > 0), `every workload ran perturbed cases:\n${table}`)
     assert.equal(result.violations.length, 0, table)
   })
+
+  it('regression (seed 8, endpoint:2): a stale LIST that brings back a deleted Endpoint CR leaves no API endpoint behind', async () => {
+    // Found by the campaign: the stale cache showed the deleted CR with its finalizer and API id, the sync recreated the
+    // API endpoint "deleted on the API side", and nothing owned it once the cache caught up. Now the status write of
+    // the recreated object finds the CR gone and the new API object is deleted again.
+    await installCampaignCrds()
+    const result = await runCampaign({seed: 8, minutes: 5, caseId: 'endpoint:2', log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
+    const table = report(result, 8)
+    assert.ok(result.coverage[0]?.cases === 1, table)
+    assert.equal(result.violations.length, 0, table)
+  })
 })
+

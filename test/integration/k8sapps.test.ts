@@ -309,7 +309,12 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(won.status?.api_id, web.status?.api_id, 'the same API app')
     assert.equal(apiAppsNamed(web_).length, 1)
     await client.delete({...secrets(ns1), name: `${web_}.poly`})
-    await eventually(async () => (await getApp(ns1, web_))?.spec.source?.kind === 'Pod', 60_000, 'web back to the annotation')
+    // Back to the annotation: the final state, not the moment before the garbage collector acts on the deleted
+    // Secret's owner reference (the app may go and come back in between).
+    await eventually(async () => {
+      const app = await getApp(ns1, web_)
+      return app?.spec.source?.kind === 'Pod' && !app.metadata.deletionTimestamp && (app.metadata.ownerReferences ?? []).length === 0 && app.status?.phase === 'Synced'
+    }, 60_000, 'web back to the annotation')
 
     // The last matching pod gone → the K8sApp goes.
     await client.delete({...pods(ns1), name: 'web-a'})

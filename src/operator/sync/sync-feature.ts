@@ -44,6 +44,7 @@ import {ObjectCache} from '../runtime/cache.js'
 import {crdGoing} from '../runtime/crd-gate.js'
 import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
+import {KubeApiError} from '../../kube/client.js'
 import {configHash} from './hash.js'
 import {InventoryKeys} from './inventory-keys.js'
 
@@ -302,6 +303,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
             id = undefined
           }
           let wrote = false
+          let createdNow = false
           if (!id) {
             const naturalKey = declaration.naturalKey?.body(payload)
             const skipLookup = naturalKey !== undefined && keys.absent(naturalKey)
@@ -317,6 +319,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
               skipLookup,
             })
             id = found.id
+            createdNow = created
             if (!created) await resourceApi.update(id, payload as Partial<Body>, {signal})
             wrote = true
             logger.info(created ? `${noun} created in the API` : `existing API ${noun} adopted`, {apiId: id})
@@ -325,9 +328,21 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
             wrote = true
             logger.info(`${noun} updated in the API`, {apiId: id})
           }
-          await writeStatus(object, status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
-            apiId: id, configHash: hash, at: wrote ? new Date().toISOString() : undefined, extra: declaration.extraStatus?.(links),
-          }), signal)
+          try {
+            await writeStatus(object, status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
+              apiId: id, configHash: hash, at: wrote ? new Date().toISOString() : undefined, extra: declaration.extraStatus?.(links),
+            }), signal)
+          } catch (error) {
+            // The CR is gone: the cache showed an object that no longer exists (a stale list after a reconnect brings
+            // back a CR deleted since). What this reconcile created for it would have no owner: it goes again.
+            if (createdNow && error instanceof KubeApiError && error.status === 404) {
+              if (declaration.remove) await declaration.remove(api, id, object, signal)
+              else await resourceApi.delete(id, {signal})
+              logger.info(`${noun} CR is gone (a stale cache); the API object just created for it is deleted again`, {apiId: id})
+              return undefined
+            }
+            throw error
+          }
         } catch (error) {
           if (signal.aborted) throw error
           if (isTerminal(error)) {
