@@ -39,6 +39,22 @@ export interface ObjectsReport {
   warnings: string[]
 }
 
+/** Collects results and warnings, passing each on as soon as it is known (the command's lines). */
+export function collector(options: {namespace: string; onResult?: (result: ObjectResult) => void; onWarning?: (message: string) => void}) {
+  const collected: ObjectsReport = {namespace: options.namespace, results: [], warnings: []}
+  return {
+    collected,
+    report(result: ObjectResult) {
+      collected.results.push(result)
+      options.onResult?.(result)
+    },
+    warn(message: string) {
+      collected.warnings.push(message)
+      options.onWarning?.(message)
+    },
+  }
+}
+
 export function refOf(object: KubeObject): ResourceRef {
   const known = kinds[object.kind ?? '']
   if (!known) throw new Error(`no resource known for kind ${object.kind}`)

@@ -8,7 +8,7 @@ import {customResourceDefinitions} from '../../crds/render.js'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
 import {installCrds} from '../../kube/crd-install.js'
 import {installedBy, OPERATOR_NAME} from '../conventions.js'
-import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport} from './cluster-objects.js'
+import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
 import type {BlockValues} from './values.js'
 
@@ -36,16 +36,7 @@ const CERT_MANAGER_CRDS = ['issuers.cert-manager.io', 'certificates.cert-manager
 export async function installOperator(client: KubeClient, options: InstallOperatorOptions): Promise<InstallReport> {
   const {plan, values} = options
   const {namespace} = plan
-  const results: ObjectResult[] = []
-  const warnings: string[] = []
-  const report = (result: ObjectResult) => {
-    results.push(result)
-    options.onResult?.(result)
-  }
-  const warn = (message: string) => {
-    warnings.push(message)
-    options.onWarning?.(message)
-  }
+  const {collected, report, warn} = collector({namespace, onResult: options.onResult, onWarning: options.onWarning})
   const mark = {[installedBy.label]: installedBy.value}
 
   if (plan.workload.some((object) => object.kind === 'Issuer')) {
@@ -90,7 +81,7 @@ export async function installOperator(client: KubeClient, options: InstallOperat
   } else if (values.metrics.enabled) {
     report(resultOf(plan.vmServiceScrape, 'skipped', `the CRD ${VM_SERVICE_SCRAPE_CRD} is not installed`))
   }
-  return {namespace, results, warnings}
+  return collected
 }
 
 interface DeploymentObject extends KubeObject {

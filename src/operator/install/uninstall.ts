@@ -11,7 +11,7 @@ import {GROUP} from '../../crds/define.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../kube/client.js'
 import {deprecatedFinalizers, finalizers, installedBy, LEADER_LEASE_NAME, OPERATOR_NAME} from '../conventions.js'
 import {serviceManagement, type LbService} from '../cloud/load-balancer.js'
-import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult, type ObjectsReport} from './cluster-objects.js'
+import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
 
 export interface UninstallOperatorOptions {
@@ -62,16 +62,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
   const {plan} = options
   const {namespace} = plan
   const timeoutMs = options.timeoutMs ?? 300_000
-  const results: ObjectResult[] = []
-  const warnings: string[] = []
-  const report = (result: ObjectResult) => {
-    results.push(result)
-    options.onResult?.(result)
-  }
-  const warn = (message: string) => {
-    warnings.push(message)
-    options.onWarning?.(message)
-  }
+  const {collected, report, warn} = collector({namespace, onResult: options.onResult, onWarning: options.onWarning})
   const ours = operatorFinalizers()
   const configRef = {group: GROUP, version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: plan.operatorConfig.metadata!.name}
   const config = await client.getOrUndefined<OperatorConfigObject>(configRef).catch(() => undefined)
@@ -155,7 +146,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
       }
     }
   }
-  return {namespace, results, warnings}
+  return collected
 }
 
 function reportDeleted(report: (result: ObjectResult) => void, result: ObjectResult): void {
