@@ -19,10 +19,12 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
     assert.equal(result.violations.length, 0, table)
   })
 
-  it('regression (seed 8, endpoint:2): a stale LIST that brings back a deleted Endpoint CR leaves no API endpoint behind', async () => {
-    // Found by the campaign: the stale cache showed the deleted CR with its finalizer and API id, the sync recreated the
-    // API endpoint "deleted on the API side", and nothing owned it once the cache caught up. Now the status write of
-    // the recreated object finds the CR gone and the new API object is deleted again.
+  it('regression (seed 8, endpoint:2): a stale LIST (time travel) makes no API endpoint disappear or linger', async () => {
+    // Found by the campaign, in two forms (which one a run draws depends on the write points its reference saw): a
+    // stale list of Endpoint CRs brought a deleted CR back and the sync recreated its API endpoint, which nothing owned
+    // once the cache caught up; a stale list of Ingresses made discovery delete the Endpoint CR of an Ingress that
+    // exists, and with it its API endpoint. Now an informer refuses a list older than what it already saw, and the
+    // status write after a create that finds its CR gone deletes the API object again.
     await installCampaignCrds()
     const result = await runCampaign({seed: 8, minutes: 5, caseId: 'endpoint:2', log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
     const table = report(result, 8)

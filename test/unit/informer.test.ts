@@ -123,6 +123,36 @@ describe('Informer (list/watch loop)', () => {
     assert.deepEqual(events.sort(), ['delete a', 'update b'])
   })
 
+  it('a list older than what it already saw (a lagging apiserver: time travel) is not applied; the next, current one is', async () => {
+    const server = new ScriptedServer()
+    server.lists.push(
+      {items: [obj('a', '5')], rv: '10'},
+      {items: [obj('a', '5'), obj('gone', '8')], rv: '12'}, // stale: 'gone' was deleted at 14, 'a' updated at 15
+      {items: [obj('a', '15')], rv: '20'},
+    )
+    server.watches.push((s) => {
+      s.write(line('ADDED', obj('gone', '13')))
+      s.write(line('DELETED', obj('gone', '14')))
+      s.write(line('MODIFIED', obj('a', '15')))
+      s.write(JSON.stringify({type: 'ERROR', object: {code: 410, reason: 'Expired', message: 'too old'}}) + '\n')
+    })
+    const informer = informerFor(server)
+    const events: string[] = []
+    informer.addHandler({
+      onAdd: (o) => events.push(`add ${o.metadata!.name}@${o.metadata!.resourceVersion}`),
+      onUpdate: (_, o) => events.push(`update ${o.metadata!.name}@${o.metadata!.resourceVersion}`),
+      onDelete: (o) => events.push(`delete ${o.metadata!.name}`),
+    })
+    informer.start()
+    await until(() => server.watchCalls.length === 2)
+    await informer.stop()
+    assert.equal(server.listCalls.length, 3)
+    assert.equal(server.watchCalls[1]!.query!.resourceVersion, '20')
+    // never 'add gone' again, never 'a' back at 5
+    assert.deepEqual(events, ['add a@5', 'add gone@13', 'delete gone', 'update a@15'])
+    assert.deepEqual(informer.cache.list().map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`), ['a@15'])
+  })
+
   it('410 Gone as the HTTP status of the watch → relist', async () => {
     const server = new ScriptedServer()
     server.lists.push({items: [], rv: '10'}, {items: [], rv: '30'})

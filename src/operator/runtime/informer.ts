@@ -48,6 +48,14 @@ export function describeResource(resource: ResourceRef): string {
   return `${resource.plural}${resource.group ? `.${resource.group}` : ''}`
 }
 
+/** How many lists older than the informer's view are refused in a row before one is taken (a restored etcd). */
+const MAX_STALE_LISTS = 5
+
+/** A list older than what the informer already saw; retried like any failed list. */
+export class StaleListError extends Error {
+  override name = 'StaleListError'
+}
+
 export class Informer<T extends KubeObject = KubeObject> {
   readonly cache = new ObjectCache<T>()
   readonly name: string
@@ -101,6 +109,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.running = undefined
   }
 
+  /** The newest resourceVersion this informer has seen (an etcd revision), to refuse a list older than its view. */
+  private newest?: bigint
+  private staleLists = 0
+
+  /** Remembers a resourceVersion as seen; numeric ones only (they are etcd revisions; opaque ones are not compared). */
+  private saw(resourceVersion: string | undefined): void {
+    if (!resourceVersion || !/^\d+$/.test(resourceVersion)) return
+    const version = BigInt(resourceVersion)
+    if (this.newest === undefined || version > this.newest) this.newest = version
+  }
+
   private async loop(signal: AbortSignal): Promise<void> {
     const backoff = new Backoff(this.options.backoff ?? watchBackoffPolicy, this.random)
     const resource = describeResource(this.options.resource)
@@ -122,7 +141,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         if (Date.now() - startedAt > 60_000) backoff.reset()
         const delay = backoff.next()
-        const reason = error instanceof WatchIdleError ? 'idle' : 'error'
+        const reason = error instanceof WatchIdleError ? 'idle' : error instanceof StaleListError ? 'stale' : 'error'
         this.options.metrics?.watchRestarts.inc({resource, reason})
         this.logger[backoff.attempts > 3 ? 'warn' : 'info']('watch interrupted; retrying', {
           error: (error as Error).message,
@@ -156,6 +175,15 @@ export class Informer<T extends KubeObject = KubeObject> {
       continueToken = page.metadata?.continue || undefined
       resourceVersion = page.metadata?.resourceVersion ?? ''
     } while (continueToken)
+    // A list older than what this informer already saw (an apiserver that lags behind after a restart: time travel)
+    // would bring back deleted objects and old versions, and reconciles would act on them. It is not applied; the
+    // informer lists again after a backoff. A few times only: an etcd restored from a backup is older for good.
+    if (/^\d+$/.test(resourceVersion) && this.newest !== undefined && BigInt(resourceVersion) < this.newest && this.staleLists < MAX_STALE_LISTS) {
+      this.staleLists++
+      throw new StaleListError(`the list's resourceVersion ${resourceVersion} is older than ${this.newest}, already seen: not applied, listing again`)
+    }
+    this.staleLists = 0
+    this.saw(resourceVersion)
     const changes = this.cache.replace(items)
     this.options.metrics?.cacheObjects.set({resource: describeResource(this.options.resource)}, this.cache.size)
     for (const change of changes) this.dispatch(change)
@@ -190,6 +218,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (rv) {
         latest = rv
         onVersion(rv)
+        this.saw(rv)
       }
       if (event.type === 'BOOKMARK') return
       const object = this.prepare(event.object)
