@@ -28,6 +28,7 @@ import {OWN, READ, type Permission} from '../permissions.js'
 import type {IndexFunction} from '../runtime/cache.js'
 import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
+import {WriteExpectations} from '../runtime/write-expectations.js'
 import type {ReconcileContext} from '../runtime/controller.js'
 import type {Informer} from '../runtime/informer.js'
 import type {InformerRequest, Manager} from '../runtime/manager.js'
@@ -254,13 +255,8 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
 
   /** What this process last applied per CR key, and the cached resourceVersion it replaced. */
   const applied = new Map<string, {json: string; wanted: DesiredObject & {finalizers?: string[]}; before: string | undefined}>()
-  /**
-   * Expectations (controller-runtime's ReplicaSet expectations in spirit): CRs this process wrote whose new version
-   * the cache does not show yet (key → the resourceVersion it showed before, and until when to wait). A reconcile of
-   * their group waits, rather than computing from the old version (a `last_seen_at` stamped twice, a status
-   * written again).
-   */
-  const unseenWrites = new Map<string, {before: string; until: number}>()
+  /** CRs this process wrote whose new version the cache does not show yet: their group waits for it. */
+  const unseenWrites = new WriteExpectations(OWN_WRITE_WAIT_MS)
   /** Sources whose deletion this process saw (`kind/namespace/name` → when). */
   const seenDeleted = new Map<string, number>()
   /** Problems last reported per source, so each change of a source's problems is one set of Events. */
@@ -349,11 +345,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
 
   const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
     for (const object of targets.cache.byIndex(groupIndex, group)) {
-      const key = objectKey(object)
-      const unseen = unseenWrites.get(key)
-      if (!unseen) continue
-      if (unseen.before === object.metadata.resourceVersion && Date.now() < unseen.until) return {requeueAfterMs: 50}
-      unseenWrites.delete(key)
+      if (unseenWrites.behind(objectKey(object), object.metadata.resourceVersion)) return {requeueAfterMs: 50}
     }
     const now = manager.clock()
     const loaded = declaration.load ? await declaration.load(group, caches, {client: manager.client, signal}) : undefined
@@ -393,7 +385,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       sourceResource,
       onApplied: (object, before) => applied.set(crKey(object), {json: JSON.stringify(object), wanted: object, before}),
       onWritten: (object, before, after) => {
-        if (before !== undefined && after !== undefined && after !== before) unseenWrites.set(crKey(object), {before, until: Date.now() + OWN_WRITE_WAIT_MS})
+        unseenWrites.written(crKey(object), before, after)
       },
       currentVersion: (object) => {
         const cached = targets.cache.get(crKey(object))
@@ -433,7 +425,7 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
       onDelete: (object) => {
         if (!ours(object)) return
         applied.delete(objectKey(object))
-        unseenWrites.delete(objectKey(object))
+        unseenWrites.forget(objectKey(object))
         running.enqueue(declaration.targetGroup(object))
       },
     }),

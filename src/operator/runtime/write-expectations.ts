@@ -1,0 +1,40 @@
+/**
+ * Expectations for our own writes (controller-runtime's ReplicaSet expectations in spirit): the objects this process
+ * wrote whose new version the cache does not show yet. A reconcile that finds one waits, rather than computing from
+ * the old version (a timestamp stamped twice, a status written again).
+ *
+ * Several writes in a row (a spec, then its status) make every version written over "old", not only the one the last
+ * write replaced: the cache may show the first write before the second.
+ */
+export class WriteExpectations {
+  readonly #pending = new Map<string, {older: Set<string>; after: string; until: number}>()
+
+  constructor(private readonly waitMs: number, private readonly clock: () => number = Date.now) {}
+
+  /** A write of `key` turned `before` (the cached version, if any) into `after`. */
+  written(key: string, before: string | undefined, after: string | undefined): void {
+    if (after === undefined || after === before) return
+    const previous = this.#pending.get(key)
+    const older = new Set(previous?.older)
+    if (before !== undefined) older.add(before)
+    if (previous) older.add(previous.after)
+    older.delete(after)
+    this.#pending.set(key, {older, after, until: this.clock() + this.waitMs})
+  }
+
+  /**
+   * Whether the cache, showing `cachedVersion` of `key`, is still behind a write of ours. Once it is not (it shows our
+   * write or someone's later one), or the wait is over, the expectation is dropped.
+   */
+  behind(key: string, cachedVersion: string | undefined): boolean {
+    const pending = this.#pending.get(key)
+    if (!pending) return false
+    if (cachedVersion !== undefined && pending.older.has(cachedVersion) && this.clock() < pending.until) return true
+    this.#pending.delete(key)
+    return false
+  }
+
+  forget(key: string): void {
+    this.#pending.delete(key)
+  }
+}
