@@ -26,12 +26,12 @@ const modules = [
   'dist/operator/cloud/service-load-balancer-feature.js',
   'dist/operator/dns/external-dns-webhook.js',
   'dist/operator/dns/dns01-webhook.js',
-  'dist/operator/resources/k8scluster-feature.js',
-  'dist/operator/resources/s3bucket-feature.js',
-  'dist/operator/discovery/endpoint-discovery-feature.js',
-  'dist/operator/discovery/k8sapps-discovery-feature.js',
-  'dist/operator/sync/endpoint-sync-feature.js',
-  'dist/operator/features/index.js',
+  'dist/operator/kinds/k8scluster/reconciler.js',
+  'dist/operator/kinds/s3bucket/reconciler.js',
+  'dist/operator/kinds/endpoint/discovery.js',
+  'dist/operator/kinds/k8sapp/discovery.js',
+  'dist/operator/kinds/endpoint/sync.js',
+  'dist/operator/registry.js',
   'dist/operator/operator.js',
   'dist/commands/operator/run.js', // the oclif command class (help, flag errors, POLYCRATE_NO_FAST_PATH=1)
   'dist/cli/run-fast-path.js', // what bin/run.js loads for `operator run`

@@ -1,14 +1,14 @@
 /**
  * `polycrate operator explain`: reads the live object, its namespace's other Ingresses and HTTPRoutes, the Gateways
- * and the live OperatorConfig, runs the pure explanation (operator/discovery/endpoints/explain.ts) and renders it.
+ * and the live OperatorConfig, runs the pure explanation (operator/kinds/endpoint/explain.ts) and renders it.
  * No running operator needed.
  */
 import type {OperatorConfigSpec} from '../crds/operator-config.js'
 import type {KubeClient, KubeObject} from '../kube/client.js'
 import {OPERATOR_CONFIG_NAME} from '../operator/conventions.js'
 import {validateOperatorConfig} from '../operator/config/operator-config.js'
-import {explainEndpoints, type ExplainTarget, type Explanation} from '../operator/discovery/endpoints/explain.js'
-import type {GatewayLike, HTTPRouteLike, IngressLike} from '../operator/discovery/endpoints/types.js'
+import {explainEndpoints, type ExplainTarget, type Explanation} from '../operator/kinds/endpoint/explain.js'
+import type {GatewayLike, HTTPRouteLike, IngressLike} from '../operator/kinds/endpoint/types.js'
 import {renderTable} from './table.js'
 
 export const EXPLAIN_KINDS = {

@@ -6,7 +6,7 @@
 import type {KubeObject} from '../kube/client.js'
 import {ApiSession} from './agent/api-session.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
-import {defaultFeatures} from './features/index.js'
+import {defaultFeatures} from './registry.js'
 import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
 
 export interface ManifestOptions {

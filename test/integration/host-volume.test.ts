@@ -28,7 +28,7 @@ const volumesIn = (namespace: string) => ({group: 'polycrate.io', version: 'v1al
 /** A unique prefix per test: Nodes and PVs are cluster-scoped and the control plane is shared with other files. */
 const uniquePrefix = () => `hv-${randomBytes(3).toString('hex')}`
 
-/** The slug rule as documented in src/operator/discovery/hosts.ts (written out here, not imported). */
+/** The slug rule as documented in src/operator/kinds/host/mapping.ts (written out here, not imported). */
 function documentedSlug(name: string): string {
   if (name.length <= 63 && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) return name
   const readable = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')

@@ -1,5 +1,5 @@
 import type {KubeObject} from '../../src/kube/client.js'
-import type {DiscoverySource, SourceCaches} from '../../src/operator/discovery/discovery-feature.js'
+import type {DiscoverySource, SourceCaches} from '../../src/operator/discovery/engine.js'
 
 const keyOf = (object: KubeObject) => (object.metadata?.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata?.name ?? '')
 

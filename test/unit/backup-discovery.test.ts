@@ -15,9 +15,9 @@ import {
   type CnpgScheduledBackupLike,
   type VeleroBackupLike,
   type VeleroScheduleLike,
-} from '../../src/operator/discovery/backups.js'
-import type {DiscoveryProblem} from '../../src/operator/discovery/endpoints/types.js'
-import {backupPayload, backupProvider, backupSchedulePayload} from '../../src/operator/sync/backup-payload.js'
+} from '../../src/operator/kinds/backup/mapping.js'
+import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import {backupPayload, backupProvider, backupSchedulePayload} from '../../src/operator/kinds/backup/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers

@@ -11,9 +11,9 @@ import {
   type CertificateIssuerFilter,
   type CertManagerCertificateLike,
   type IssuanceState,
-} from '../../src/operator/discovery/certificates.js'
-import type {DiscoveryProblem} from '../../src/operator/discovery/endpoints/types.js'
-import {certificatePayload} from '../../src/operator/sync/certificate-payload.js'
+} from '../../src/operator/kinds/certificate/mapping.js'
+import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import {certificatePayload} from '../../src/operator/kinds/certificate/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers

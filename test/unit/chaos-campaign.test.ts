@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import {crashPoints, faultFor} from '../../test/support/chaos/campaign.js'
-import {Prng} from '../../test/support/chaos/prng.js'
-import {diffStates, normalise} from '../../test/support/chaos/runner.js'
-import {workloads} from '../../test/support/chaos/workloads.js'
+import {crashPoints, faultFor} from '../support/chaos/campaign.js'
+import {Prng} from '../support/chaos/prng.js'
+import {diffStates, normalise} from '../support/chaos/runner.js'
+import {workloads} from '../support/chaos/workloads.js'
 
 describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
   it('the PRNG is a pure function of its seed', () => {

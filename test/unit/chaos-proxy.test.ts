@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {classify, isWrite, listKey, statusBody, takeFailure, WriteCounter, type FailRule} from '../../test/support/chaos/kube-proxy.js'
+import {classify, isWrite, listKey, statusBody, takeFailure, WriteCounter, type FailRule} from '../support/chaos/kube-proxy.js'
 
 describe('chaos kube fault proxy: decisions', () => {
   it('classifies core and group paths, namespaced or not, with verbs', () => {

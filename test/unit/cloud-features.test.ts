@@ -3,7 +3,7 @@ import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import {ApiSession} from '../../src/operator/agent/api-session.js'
 import {CloudNodeController} from '../../src/operator/cloud/cloud-node-feature.js'
 import {ServiceLoadBalancerController} from '../../src/operator/cloud/service-load-balancer-feature.js'
-import {defaultFeatures} from '../../src/operator/features/index.js'
+import {defaultFeatures} from '../../src/operator/registry.js'
 
 describe('cloud controller features: OperatorConfig switches', () => {
   const session = new ApiSession()

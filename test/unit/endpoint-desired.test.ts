@@ -8,11 +8,11 @@ import {
   endpointObjectFor,
   sourceGroup,
   type EndpointDiscoveryFeatureSettings,
-} from '../../src/operator/discovery/endpoint-discovery-feature.js'
+} from '../../src/operator/kinds/endpoint/discovery.js'
 import type {DesiredState} from '../../src/operator/discovery/plan.js'
 import {sourceCaches} from '../support/source-caches.js'
-import {endpointsForHTTPRoute, endpointsForIngress, resolveHostClaims, type DesiredEndpoint} from '../../src/operator/discovery/endpoints/index.js'
-import {endpointClaimedBy} from '../../src/operator/discovery/endpoint-discovery-feature.js'
+import {endpointsForHTTPRoute, endpointsForIngress, resolveHostClaims, type DesiredEndpoint} from '../../src/operator/kinds/endpoint/index.js'
+import {endpointClaimedBy} from '../../src/operator/kinds/endpoint/discovery.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -308,7 +308,7 @@ describe('desiredEndpoints', () => {
       })
     }
 
-    // BUG (src/operator/discovery/endpoint-discovery-feature.ts, the migration in desiredEndpoints): a blank
+    // BUG (src/operator/kinds/endpoint/discovery.ts, the migration in desiredEndpoints): a blank
     // polycrate_k8sapp_name annotation counts as "not set" when read (annotations.ts: "an empty (or blank) value counts
     // as not set"), so the endpoints take the app from the deprecated label; but the migration only writes the
     // annotation when it is `undefined`, so it removes the label and leaves the blank annotation: the K8sApp link

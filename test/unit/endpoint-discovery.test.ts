@@ -14,7 +14,7 @@ import {
   type HTTPRouteLike,
   type IngressLike,
   type SourceResult,
-} from '../../src/operator/discovery/endpoints/index.js'
+} from '../../src/operator/kinds/endpoint/index.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers

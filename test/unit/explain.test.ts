@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import {parseExplainTarget, renderExplanation} from '../../src/cli/explain-view.js'
-import {explainEndpoints, type ExplainContext} from '../../src/operator/discovery/endpoints/explain.js'
-import type {EndpointDiscoverySettings, GatewayLike, HTTPRouteLike, IngressLike} from '../../src/operator/discovery/endpoints/types.js'
+import {explainEndpoints, type ExplainContext} from '../../src/operator/kinds/endpoint/explain.js'
+import type {EndpointDiscoverySettings, GatewayLike, HTTPRouteLike, IngressLike} from '../../src/operator/kinds/endpoint/types.js'
 
 const defaults: EndpointDiscoverySettings = operatorConfigSpec.parse({}).endpoint_discovery
 const on = {polycrate_endpoint_monitor: 'true'}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import type {OperatorConfig} from '../../src/operator/config/operator-config.js'
 import type {Logger} from '../../src/lib/logger.js'
-import {FeatureSet, planFeatures, type Feature} from '../../src/operator/features.js'
+import {FeatureSet, planFeatures, type Feature} from '../../src/operator/runtime/feature.js'
 import type {CrdGate} from '../../src/operator/runtime/crd-gate.js'
 import type {Manager} from '../../src/operator/runtime/manager.js'
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
 import type {V1Node} from '@kubernetes/client-node'
 import {hostSpec, type HostSpec} from '../../src/crds/host.js'
-import type {DiscoveryProblem} from '../../src/operator/discovery/endpoints/types.js'
+import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
 import {
   apiSlug,
   hostForNode,
@@ -10,8 +10,8 @@ import {
   parseOsImage,
   type HostDiscoveryResult,
   type NodeLike,
-} from '../../src/operator/discovery/hosts.js'
-import {hostPayload} from '../../src/operator/sync/host-payload.js'
+} from '../../src/operator/kinds/host/mapping.js'
+import {hostPayload} from '../../src/operator/kinds/host/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import type {KubeObject} from '../../src/kube/client.js'
 import {OPERATOR_NAME} from '../../src/operator/conventions.js'
-import {artifactName, digestOfImageID, parseImage, registryAllowed} from '../../src/operator/discovery/artifacts.js'
-import {artifactDiscovery, artifactGroupsOf, desiredArtifact, type ArtifactDiscoverySettings} from '../../src/operator/discovery/artifacts-discovery-feature.js'
+import {artifactName, digestOfImageID, parseImage, registryAllowed} from '../../src/operator/kinds/artifact/mapping.js'
+import {artifactDiscovery, artifactGroupsOf, desiredArtifact, type ArtifactDiscoverySettings} from '../../src/operator/kinds/artifact/discovery.js'
 import {
   desiredApps,
   installationStatus,
@@ -11,13 +11,13 @@ import {
   namespacesOfClaim,
   parseMetaSecret,
   type K8sAppDiscoverySettings,
-} from '../../src/operator/discovery/k8sapps.js'
-import {k8sAppDiscovery, k8sAppDiscoverySettings} from '../../src/operator/discovery/k8sapps-discovery-feature.js'
-import {isJobPod, podStatus, slimPod} from '../../src/operator/discovery/k8sapps-pods.js'
+} from '../../src/operator/kinds/k8sapp/mapping.js'
+import {k8sAppDiscovery, k8sAppDiscoverySettings} from '../../src/operator/kinds/k8sapp/discovery.js'
+import {isJobPod, podStatus, slimPod} from '../../src/operator/kinds/k8sapp/pods.js'
 import {sourceCaches} from '../support/source-caches.js'
 import {configHash} from '../../src/operator/sync/hash.js'
-import {k8sAppPayload} from '../../src/operator/sync/k8sapp-payload.js'
-import {podCountsFor} from '../../src/operator/sync/k8sapp-pod-status.js'
+import {k8sAppPayload} from '../../src/operator/kinds/k8sapp/payload.js'
+import {podCountsFor} from '../../src/operator/kinds/k8sapp/pod-status.js'
 import {validateOperatorConfig} from '../../src/operator/config/operator-config.js'
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64')

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import {rootCertificates} from 'node:tls'
-import {clusterPayload, isTlsCode, probeResult, probeTarget, slotHolder, type ProbeOutcome} from '../../src/operator/resources/k8scluster.js'
+import {clusterPayload, isTlsCode, probeResult, probeTarget, slotHolder, type ProbeOutcome} from '../../src/operator/kinds/k8scluster/mapping.js'
 
 const tokenSpec = (extra: Record<string, unknown> = {}) => ({
   apiServer: 'https://api.example.com:6443',

@@ -10,8 +10,8 @@ import {checkCron} from '../../src/lib/cron.js'
 import {canonicalGoDuration, formatGoDuration, parseGoDuration} from '../../src/lib/duration.js'
 import {parseQuantity, toCores, toMebibytes} from '../../src/lib/quantity.js'
 import {annotations} from '../../src/operator/conventions.js'
-import {readHostConfig, readMonitorChoice, readSourceSettings} from '../../src/operator/discovery/endpoints/annotations.js'
-import {parseMetaSecret} from '../../src/operator/discovery/k8sapps.js'
+import {readHostConfig, readMonitorChoice, readSourceSettings} from '../../src/operator/kinds/endpoint/annotations.js'
+import {parseMetaSecret} from '../../src/operator/kinds/k8sapp/mapping.js'
 
 const runs = {numRuns: 300}
 const MIN_INT64 = -(1n << 63n)

@@ -10,7 +10,7 @@ import {
   s3StatusPatch,
   secretDrift,
   specProblems,
-} from '../../src/operator/resources/s3bucket.js'
+} from '../../src/operator/kinds/s3bucket/mapping.js'
 
 describe('S3Bucket provisioning (pure)', () => {
   describe('S3 naming rules, checked before any API call', () => {

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
 import type {V1PersistentVolume} from '@kubernetes/client-node'
 import {k8sVolumeSpec, type K8sVolumeSpec} from '../../src/crds/k8s-volume.js'
-import type {DiscoveryProblem} from '../../src/operator/discovery/endpoints/types.js'
+import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
 import {
   volumeForPersistentVolume,
   type PersistentVolumeLike,
   type VolumeDiscoveryResult,
-} from '../../src/operator/discovery/volumes.js'
-import {volumePayload} from '../../src/operator/sync/volume-payload.js'
+} from '../../src/operator/kinds/volume/mapping.js'
+import {volumePayload} from '../../src/operator/kinds/volume/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers

@@ -26,9 +26,9 @@ import {
 import type {KubeObject} from '../../kube/client.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
-import type {Feature} from '../features.js'
+import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
-import {nodeResource} from '../discovery/host-discovery-feature.js'
+import {nodeResource} from '../kinds/host/discovery.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {
   desiredLoadBalancer,
@@ -69,7 +69,7 @@ export function slimLbNode(node: KubeObject): KubeObject {
  * Disabled (or the cloud controller off) it keeps its finalizer on Services, as upstream's service controller does:
  * the finalizer guards an API load balancer instance, and releasing it would let a Service's deletion orphan the
  * instance. Enabled again, it finishes the deletions that waited. (Discovery finalizers, which guard nothing outside
- * the cluster, are released instead: discovery-feature.ts.)
+ * the cluster, are released instead: the discovery engine.)
  */
 export function ServiceLoadBalancerController(session: ApiSession): Feature {
   return {

@@ -2,7 +2,7 @@
  * The discovery planner (pure): what the desired state of one group (an Ingress or HTTPRoute, one Node, one
  * PersistentVolume, …) and what the cluster holds now imply — apply, status, delete, orphan mark, source finalizer
  * and source migration actions. external-dns' `Plan.Calculate` in spirit: the source computes the desired set, the
- * plan diffs it with the current set, the executor (discovery-feature.ts) writes it, each action on its own.
+ * plan diffs it with the current set, the executor (engine.ts) writes it, each action on its own.
  *
  * Deletion rules (SPEC-NOTES "Every setting has an effect"):
  * - a discovered CR whose source is still cached but no longer wants it, or whose source's deletion this process

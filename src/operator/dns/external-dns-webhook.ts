@@ -17,7 +17,7 @@ import type {Registry} from 'prom-client'
 import {allowMethods, sendJson, sendText, startHttpServer, type RunningHttpServer} from '../../lib/http-server.js'
 import type {Logger} from '../../lib/logger.js'
 import type {ApiSession} from '../agent/api-session.js'
-import type {Feature} from '../features.js'
+import type {Feature} from '../runtime/feature.js'
 import {apiClient, DnsApi, dnsWebhookMetrics, KeyedLock, WebhookFailure} from './dns-api.js'
 import {
   domainFilter,

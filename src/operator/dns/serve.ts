@@ -5,7 +5,7 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {HttpError, readBody, type RequestHandler} from '../../lib/http-server.js'
 import type {Logger} from '../../lib/logger.js'
-import type {FeatureContext, RunningFeature} from '../features.js'
+import type {FeatureContext, RunningFeature} from '../runtime/feature.js'
 import {WebhookFailure, type DnsWebhookMetrics, type WebhookName} from './dns-api.js'
 import {parseJson} from './records.js'
 

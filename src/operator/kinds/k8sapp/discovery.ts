@@ -1,0 +1,118 @@
+/**
+ * K8sApp discovery (`K8sAppDiscoveryReconciler`, with the annotation part `K8sAppLabelDiscoveryReconciler` and
+ * BYOA routes in the same controller, see k8sapps.ts): one group per namespace, as a declaration on the generic
+ * discovery feature.
+ *
+ * Memory: Secrets are watched metadata-only — the cache holds names and labels of every Secret, never their data —
+ * and `load` reads in full only the meta secrets (`*.poly`) of the namespace being reconciled, once per
+ * resourceVersion. Pods come through the one shared slim-pod informer (pods.ts). The K8sApps themselves
+ * are a source too (the target informer, shared), so `desired` can keep an existing K8sApp as it is while its
+ * meta secret is unreadable.
+ */
+import {k8sAppCrd} from '../../../crds/k8s-app.js'
+import {KubeApiError, resourcePath, type KubeClient, type KubeObject} from '../../../kube/client.js'
+import type {OperatorConfig} from '../../config/operator-config.js'
+import {finalizers, labels} from '../../conventions.js'
+import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from '../../discovery/engine.js'
+import {gatewayApiCrds, resources} from '../endpoint/discovery.js'
+import {
+  appNameOfSecret,
+  desiredApps,
+  k8sAppSource,
+  META_SECRET_SUFFIX,
+  namespacesOfClaim,
+  type K8sAppDiscoverySettings,
+  type LoadedSecrets,
+} from './mapping.js'
+import {podsRequest} from './pods.js'
+
+export const secretsResource = {group: '', version: 'v1', plural: 'secrets'}
+const namespacesResource = {group: '', version: 'v1', plural: 'namespaces'}
+
+export function k8sAppDiscoverySettings(config: OperatorConfig, isEstablished: (crd: string) => boolean): K8sAppDiscoverySettings {
+  const app = config.app_discovery
+  const artifacts = config.artifact_discovery
+  return {
+    watch_namespaces: app.watch_namespaces,
+    ignore_namespaces: app.ignore_namespaces,
+    label_discovery_enabled: app.label_discovery_enabled,
+    gatewayApi: gatewayApiCrds.every(isEstablished),
+    ...(artifacts.enabled
+      ? {artifacts: {watch_namespaces: artifacts.watch_namespaces, ignore_namespaces: artifacts.ignore_namespaces, registry_filter: artifacts.registry_filter}}
+      : {}),
+  }
+}
+
+/** Full reads of meta secrets, by namespace/name, kept per resourceVersion (only `*.poly` Secrets are read). */
+function metaSecretReader() {
+  const memo = new Map<string, {resourceVersion?: string; data?: Record<string, string>; error?: string}>()
+  return async (namespace: string, caches: SourceCaches, {client, signal}: {client: KubeClient; signal: AbortSignal}): Promise<LoadedSecrets> => {
+    const loaded = new Map<string, {data?: Record<string, string>; error?: string}>()
+    const present = new Set<string>()
+    for (const secret of caches.list('secret', namespace)) {
+      const name = secret.metadata?.name ?? ''
+      if (!name.endsWith(META_SECRET_SUFFIX)) continue
+      const key = `${namespace}/${name}`
+      present.add(key)
+      const resourceVersion = secret.metadata?.resourceVersion
+      let entry = memo.get(key)
+      if (!entry || entry.resourceVersion !== resourceVersion) {
+        try {
+          const full = await client.request<KubeObject & {data?: Record<string, string>}>({path: resourcePath({...secretsResource, namespace, name}), signal})
+          entry = {resourceVersion, data: full.data ?? {}}
+        } catch (error) {
+          if (error instanceof KubeApiError && error.status === 404) continue // gone meanwhile: its delete event follows
+          if (!(error instanceof KubeApiError && error.status === 403)) throw error
+          entry = {resourceVersion, error: 'the operator is not allowed to read it (403); grant it get on secrets'}
+        }
+        memo.set(key, entry)
+      }
+      loaded.set(name, entry)
+    }
+    for (const key of memo.keys()) if (key.startsWith(`${namespace}/`) && !present.has(key)) memo.delete(key)
+    return loaded
+  }
+}
+
+export function k8sAppDiscovery(): DiscoveryDeclaration<K8sAppDiscoverySettings> {
+  const readMetaSecrets = metaSecretReader()
+  return {
+    name: 'k8sapp-discovery',
+    target: k8sAppCrd,
+    enabled: (config) => config.app_discovery.enabled,
+    settings: k8sAppDiscoverySettings,
+    staleCleanupMinutes: (config) => config.app_discovery.stale_cleanup_minutes,
+    sources: (settings) => {
+      const claimGroups = (object: KubeObject, caches: SourceCaches) => namespacesOfClaim(object, caches, settings)
+      return [
+        {
+          id: 'secret', kind: 'Secret', apiVersion: 'v1',
+          request: {resource: secretsResource, kind: 'Secret', metadataOnly: true},
+          // A meta secret also decides cross-namespace conflicts of annotation claims of its name.
+          groupsOf: (secret, caches) => {
+            const name = secret.metadata?.name ?? ''
+            if (!name.endsWith(META_SECRET_SUFFIX)) return []
+            const probe = {kind: 'Ingress', metadata: {namespace: secret.metadata?.namespace, annotations: {polycrate_k8sapp_name: appNameOfSecret(name)}}}
+            return namespacesOfClaim(probe, caches, settings)
+          },
+        },
+        {id: 'pod', kind: 'Pod', apiVersion: 'v1', request: podsRequest, groupsOf: claimGroups},
+        {id: 'ingress', kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', request: {resource: resources.ingresses, kind: 'Ingress'}, groupsOf: claimGroups},
+        ...(settings.gatewayApi
+          ? [{id: 'httproute', kind: 'HTTPRoute', apiVersion: 'gateway.networking.k8s.io/v1', request: {resource: resources.httpRoutes, kind: 'HTTPRoute'}, groupsOf: claimGroups}]
+          : []),
+        {id: 'namespace', kind: 'Namespace', apiVersion: 'v1', request: {resource: namespacesResource, kind: 'Namespace', metadataOnly: true}, groupsOf: (ns: KubeObject) => [ns.metadata?.name ?? '']},
+        // The discovered K8sApps themselves (the target informer: same request), read by `desired`; the target
+        // watch already reconciles their changes.
+        {id: 'k8sapp', kind: 'K8sApp', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps'}, kind: 'K8sApp', labelSelector: `${labels.discovered}=true`}, groupsOf: () => []},
+      ]
+    },
+    targetGroup: (object) => object.metadata.namespace ?? '',
+    targetSource: k8sAppSource,
+    load: (namespace, caches, io) => readMetaSecrets(namespace, caches, io),
+    desired: (namespace, caches, settings, {loaded}) => desiredApps(namespace, caches, settings, loaded as LoadedSecrets | undefined),
+    syncFinalizer: finalizers.k8sAppSync,
+  }
+}
+
+export const K8sAppDiscoveryReconciler = defineDiscovery(k8sAppDiscovery())
