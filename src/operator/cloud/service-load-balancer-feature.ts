@@ -26,6 +26,7 @@ import {
 import type {KubeObject} from '../../kube/client.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
+import {Finalizer} from '../runtime/finalizer.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
 import {nodeResource} from '../kinds/host/discovery.js'
@@ -98,8 +99,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
       const nodes = builder.watches({resource: nodeResource, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
 
       const refOf = (service: ServiceObject, subresource?: string) => ({...serviceResource, namespace: service.metadata.namespace, name: service.metadata.name, subresource})
-      const setFinalizers = (service: ServiceObject, list: string[], signal: AbortSignal) =>
-        client.mergePatch(refOf(service), {metadata: {finalizers: list, resourceVersion: service.metadata.resourceVersion}}, {signal})
+      const guard = new Finalizer<ServiceObject>({client, name: finalizer, refOf: (service) => refOf(service)})
       const writeIngress = async (service: ServiceObject, ip: string | undefined, signal: AbortSignal) => {
         if (ingressUpToDate(service, ip)) return
         // A merge patch would merge into the old ingress list's fields; the whole loadBalancer is replaced.
@@ -119,14 +119,14 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         const recorder = running.recorder
         const management = serviceManagement(service, scope)
         for (const problem of management.problems) await recorder.record(service, 'Warning', problem.reason, problem.message)
-        const hasFinalizer = service.metadata.finalizers?.includes(finalizer) ?? false
         const wanted = management.managed && !service.metadata.deletionTimestamp
         const api = session.client
         const identity = session.identity
         const uid = service.metadata.uid ?? ''
 
         if (!wanted) {
-          if (!hasFinalizer) return
+          // No longer a managed LoadBalancer, or deleted: the instance goes, then the finalizer.
+          if (!guard.has(service)) return
           if (!api || !identity) throw new Error(`cannot delete the load balancer of ${key} yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
           const found = await findInstances(api, identity.workspaceId, uid, signal)
           if (found.length > 0) {
@@ -138,7 +138,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
             await recorder.record(service, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer')
           }
           if (!service.metadata.deletionTimestamp) await writeIngress(service, undefined, signal)
-          await setFinalizers(service, (service.metadata.finalizers ?? []).filter((f) => f !== finalizer), signal)
+          await guard.release(service, signal)
           return
         }
 
@@ -151,7 +151,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         for (const problem of plan.problems) await recorder.record(service, 'Warning', problem.reason, problem.message)
         if (!plan.desired) return
         if (!identity.organizationId) throw new Error('the Polycrate API did not tell the organization of the workspace; a load balancer needs it')
-        if (!hasFinalizer) await setFinalizers(service, [...(service.metadata.finalizers ?? []), finalizer], signal)
+        await guard.add(service, signal)
 
         const desired = plan.desired
         let instance: LoadbalancerInstance

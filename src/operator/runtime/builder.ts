@@ -73,6 +73,14 @@ export class ControllerBuilder {
     return informer
   }
 
+  /**
+   * Objects this controller owns (controller-runtime's `Owns()`): a change or delete of one reconciles the owner its
+   * ownerReferences name (same namespace; owner kinds `ownerKind` of `ownerApiVersion`).
+   */
+  owns<T extends KubeObject>(request: InformerRequest<T>, owner: {kind: string; apiVersion: string}, options: WatchOptions<T> = {}): Informer<T> {
+    return this.watches(request, (object) => ownerKeys(object, owner), options)
+  }
+
   /** A cache the reconciler reads but whose changes trigger nothing; workers still wait for it to sync. */
   reads<T extends KubeObject>(request: InformerRequest<T>, options: WatchOptions<T> = {}): Informer<T> {
     const informer = this.acquire(request, options)
@@ -118,4 +126,14 @@ export class ControllerBuilder {
     this.acquired.push(informer as unknown as Informer<KubeObject>)
     return informer
   }
+}
+
+/** The keys (`namespace/name`) of the owners of `kind` and `apiVersion` an object's ownerReferences name (pure). */
+export function ownerKeys(object: KubeObject, owner: {kind: string; apiVersion: string}): string[] {
+  const references = object.metadata?.ownerReferences
+  if (!Array.isArray(references)) return []
+  const namespace = object.metadata?.namespace
+  return (references as Array<{kind?: string; apiVersion?: string; name?: string}>)
+    .filter((reference) => reference.kind === owner.kind && reference.apiVersion === owner.apiVersion && reference.name)
+    .map((reference) => (namespace ? `${namespace}/${reference.name}` : reference.name!))
 }

@@ -41,7 +41,7 @@ import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
 import {ObjectCache} from '../runtime/cache.js'
-import {crdGoing} from '../runtime/crd-gate.js'
+import {Finalizer} from '../runtime/finalizer.js'
 import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
 import {KubeApiError} from '../../kube/client.js'
@@ -196,8 +196,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         if (statusUnchanged(object.status, patch)) return
         await client.mergePatch(refOf(object, 'status'), {apiVersion: API_VERSION, kind: crd.kind, status: patch}, {signal})
       }
-      const setFinalizers = (object: SyncObject<Spec>, list: string[], signal: AbortSignal) =>
-        client.mergePatch(refOf(object), {metadata: {finalizers: list, resourceVersion: object.metadata.resourceVersion}}, {signal})
+      const guard = new Finalizer<SyncObject<Spec>>({client, name: finalizer, refOf: (object) => refOf(object), crd: crdFullName(crd)})
       const status = (object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}) =>
         syncStatusPatch(style, object.status, object.metadata.generation, state, synced, new Date().toISOString())
 
@@ -247,26 +246,20 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         if (!object) return
         const api = session.client
         const identity = session.identity
-        const hasFinalizer = object.metadata.finalizers?.includes(finalizer) ?? false
         const apiId = object.status?.[f.apiId] as string | undefined
 
-        if (object.metadata.deletionTimestamp) {
-          if (!hasFinalizer) return
-          if (await crdGoing(client, crdFullName(crd))) {
-            // Its CRD is being deleted: not a user deleting the object. The API object stays, to be adopted by its
-            // natural key when the CRD is back and the CR is made again.
-            logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId})
-            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
-            return
-          }
-          if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
-          if (apiId) {
+        const deleted = await guard.finalize(object, signal, {
+          // Its CRD is being deleted: not a user deleting the object. The API object stays, to be adopted by its
+          // natural key when the CRD is back and the CR is made again.
+          kept: () => logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId}),
+          cleanup: async () => {
+            if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
+            if (!apiId) return
             const outcome = declaration.remove ? await declaration.remove(api, apiId, object, signal) : await declaration.api(api).delete(apiId, {signal})
             logger.info(`${noun} deleted from the API`, {apiId, outcome})
-          }
-          await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizer), signal)
-          return
-        }
+          },
+        })
+        if (deleted) return
         if (!api || !identity) {
           // Right after a start the first health report is still out: nothing to tell yet, and a restart must not
           // flip every object to Pending and back. A known problem (no token, rejected, unreachable) is shown.
@@ -290,7 +283,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         ])
         reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
         // The finalizer is on before the API object exists, so the CR can never go without deleting it.
-        if (!hasFinalizer) await setFinalizers(object, [...(object.metadata.finalizers ?? []), finalizer], signal)
+        await guard.add(object, signal)
 
         try {
           const [links, stillExists] = await reads

@@ -25,7 +25,7 @@ import {conditionTypes, finalizers} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
 import {READ} from '../../permissions.js'
 import type {ReconcileContext} from '../../runtime/controller.js'
-import {crdGoing} from '../../runtime/crd-gate.js'
+import {Finalizer} from '../../runtime/finalizer.js'
 import {specMetadataOrDeletionChanged} from '../../runtime/predicates.js'
 import {configHash} from '../../sync/hash.js'
 import {statusUnchanged} from '../../sync/engine.js'
@@ -107,8 +107,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
       const recorder = manager.recorder('k8s-cluster')
 
       const refOf = (object: ClusterObject, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
-      const setFinalizers = (object: ClusterObject, list: string[], signal: AbortSignal) =>
-        client.mergePatch(refOf(object), {metadata: {finalizers: list, resourceVersion: object.metadata.resourceVersion}}, {signal})
+      const guard = new Finalizer<ClusterObject>({client, name: finalizers.k8sCluster, refOf: (object) => refOf(object), crd: crdFullName(k8sClusterCrd)})
       const registeredCondition = (object: ClusterObject) =>
         (object.status?.conditions as Condition[] | undefined)?.find((condition) => condition.type === conditionTypes.registered && condition.status === 'True')
 
@@ -123,7 +122,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
         }
       }
 
-      const finalize = async (object: ClusterObject, logger: ReconcileContext['logger'], signal: AbortSignal) => {
+      const cleanup = async (object: ClusterObject, logger: ReconcileContext['logger'], signal: AbortSignal) => {
         const apiId = object.status?.apiID as string | undefined
         if (apiId && registeredCondition(object)?.reason === 'Created') {
           const api = session.client
@@ -137,7 +136,6 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
             await recorder.record(object, 'Warning', 'ClusterNotDeleted', `The Polycrate API does not let this operator's token delete the cluster ${apiId} (403; agent tokens may not delete clusters): delete it in the dashboard.`)
           }
         }
-        await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.k8sCluster), signal)
       }
 
       /** Registers the slot holder: adopt the workspace's cluster or create it; then its display name etc. */
@@ -169,15 +167,8 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
       const reconcile = async ({key, logger, signal}: ReconcileContext) => {
         const object = clusters.cache.get(key)
         if (!object) return
-        const hasFinalizer = object.metadata.finalizers?.includes(finalizers.k8sCluster) ?? false
-        if (object.metadata.deletionTimestamp) {
-          if (hasFinalizer && await crdGoing(manager.client, crdFullName(k8sClusterCrd))) {
-            // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API cluster is kept.
-            logger.info('CR goes with its CRD; the API cluster is kept')
-            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.k8sCluster), signal)
-          } else if (hasFinalizer) await finalize(object, logger, signal)
-          return
-        }
+        // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API object is kept.
+        if (await guard.finalize(object, signal, {kept: () => logger.info('CR goes with its CRD; the API cluster is kept'), cleanup: () => cleanup(object, logger, signal)})) return
         const namespace = object.metadata.namespace!
         const spec = object.spec ?? {}
         const ref = credentialsRef(spec)
@@ -214,7 +205,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
             phase = 'Error'
             sync = {status: 'error', reason: 'WorkspaceHasCluster', message: `The Polycrate API keeps one cluster per workspace, and K8sCluster ${holder} holds it: this CR is probed but not registered. Delete one of the two.`}
           } else {
-            if (!hasFinalizer) await setFinalizers(object, [...(object.metadata.finalizers ?? []), finalizers.k8sCluster], signal)
+            await guard.add(object, signal)
             try {
               const registered = await register(object, probe.version ?? (object.status?.kubernetesVersion as string | undefined), signal)
               sync = {status: 'synced', reason: 'Synced', message: `Registered in the Polycrate API as ${registered.id}.`, ...registered}

@@ -20,7 +20,7 @@ import {finalizers, labels} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
 import {READ} from '../../permissions.js'
 import type {ReconcileContext} from '../../runtime/controller.js'
-import {crdGoing} from '../../runtime/crd-gate.js'
+import {Finalizer} from '../../runtime/finalizer.js'
 import {specMetadataOrDeletionChanged} from '../../runtime/predicates.js'
 import {statusUnchanged} from '../../sync/engine.js'
 import {
@@ -97,9 +97,9 @@ export function S3BucketReconciler(session: ApiSession): Feature {
       const builder = manager.controller('s3-bucket-provisioning')
       const buckets = builder.for<S3BucketObject>({resource, kind: 'S3Bucket'}, {onUpdate: specMetadataOrDeletionChanged})
       // Only the operator's credential Secrets; a change or delete reconciles the owning S3Bucket.
-      const credentialSecrets = builder.watches<SecretObject>(
+      const credentialSecrets = builder.owns<SecretObject>(
         {resource: secrets, kind: 'Secret', labelSelector: `${labels.objectType}=${SECRET_OBJECT_TYPE}`},
-        (secret) => (secret.metadata.ownerReferences ?? []).filter((ref) => ref.kind === 'S3Bucket' && ref.name).map((ref) => `${secret.metadata.namespace}/${ref.name}`),
+        {kind: 'S3Bucket', apiVersion: API_VERSION},
       )
       const recorder = manager.recorder('s3-bucket-provisioning')
 
@@ -116,10 +116,9 @@ export function S3BucketReconciler(session: ApiSession): Feature {
         await writeStatus(object, 'Error', reason, message, {}, signal)
         if (!repeated) await recorder.record(object, 'Warning', reason, message)
       }
-      const setFinalizers = (object: S3BucketObject, list: string[], signal: AbortSignal) =>
-        client.mergePatch(refOf(object), {metadata: {finalizers: list, resourceVersion: object.metadata.resourceVersion}}, {signal})
+      const guard = new Finalizer<S3BucketObject>({client, name: finalizers.s3Bucket, refOf: (object) => refOf(object), crd: crdFullName(s3BucketCrd)})
 
-      const finalize = async (object: S3BucketObject, logger: ReconcileContext['logger'], signal: AbortSignal) => {
+      const cleanup = async (object: S3BucketObject, logger: ReconcileContext['logger'], signal: AbortSignal) => {
         const bucketId = object.status?.bucket_id as string | undefined
         if (object.spec.reclaim_policy === 'delete' && bucketId) {
           const api = session.client
@@ -131,7 +130,6 @@ export function S3BucketReconciler(session: ApiSession): Feature {
           logger.info('S3 bucket kept in the API (reclaim_policy: retain)', {bucketId})
           await recorder.record(object, 'Normal', 'BucketRetained', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) stays in the Polycrate API (reclaim_policy: retain).`)
         }
-        await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.s3Bucket), signal)
       }
 
       /** The API bucket: the one in the status, else one of the same name and region (adopt), else a new one. */
@@ -174,15 +172,8 @@ export function S3BucketReconciler(session: ApiSession): Feature {
         const cached = buckets.cache.get(key)
         if (!cached) return
         const object: S3BucketObject = {...cached, status: cached.status ? {...cached.status} : undefined}
-        const hasFinalizer = object.metadata.finalizers?.includes(finalizers.s3Bucket) ?? false
-        if (object.metadata.deletionTimestamp) {
-          if (hasFinalizer && await crdGoing(manager.client, crdFullName(s3BucketCrd))) {
-            // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API S3 bucket is kept.
-            logger.info('CR goes with its CRD; the API S3 bucket is kept')
-            await setFinalizers(object, (object.metadata.finalizers ?? []).filter((name) => name !== finalizers.s3Bucket), signal)
-          } else if (hasFinalizer) await finalize(object, logger, signal)
-          return
-        }
+        // Its CRD is being deleted, not the CR by a user: whatever the CR says, the API object is kept.
+        if (await guard.finalize(object, signal, {kept: () => logger.info('CR goes with its CRD; the API S3 bucket is kept'), cleanup: () => cleanup(object, logger, signal)})) return
 
         // Checked before any API call: the S3 naming rules, then the fields that cannot change once provisioned.
         const problems = specProblems(object.spec)
@@ -202,7 +193,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
           return // a change of the session requeues every S3Bucket
         }
         // On before the API bucket can exist, so reclaim_policy: delete can never be skipped.
-        if (!hasFinalizer) await setFinalizers(object, [...(object.metadata.finalizers ?? []), finalizers.s3Bucket], signal)
+        await guard.add(object, signal)
 
         const name = object.spec.name
         let regionName = object.spec.region || (object.status?.region as string | undefined)
