@@ -8,7 +8,9 @@
  * to the operator's agent, waits until the agent checks all of them, then measures over `--window` s: checks per
  * second (polycrate_agent_checks_total), the scheduling delay distribution (polycrate_agent_schedule_delay_seconds:
  * how late checks start against their grid point; p99 from the histogram buckets), skipped rounds, operator CPU and
- * RSS. The steps stop once p99 exceeds 1 s. The API simulator and the target share the machine with the operator.
+ * RSS, and the V8 heap after a forced GC at the end of each window (bench/heap-probe.cjs). The steps stop once p99
+ * exceeds 1 s. The API simulator and the target share the machine with the operator. `--heap-snapshot` writes a V8
+ * heap snapshot of the operator after the last step to bench/results/ (open it in Chrome DevTools).
  */
 import {mkdir, writeFile} from 'node:fs/promises'
 import os from 'node:os'
@@ -24,7 +26,7 @@ import {startControlPlane} from '../test/support/control-plane.js'
 import {startHttpTarget} from '../test/support/monitoring-targets.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText, type MetricFamily} from '../test/support/prom-text.js'
-import {ensureCrdsWith} from './setup.js'
+import {ensureCrdsWith, heapProbe} from './setup.js'
 
 const {values: flags} = parseArgs({
   args: process.argv.slice(2),
@@ -33,6 +35,9 @@ const {values: flags} = parseArgs({
     steps: {type: 'string', default: '1000,2000,4000,8000,12000,16000,20000'},
     window: {type: 'string', default: '30'},
     concurrency: {type: 'string', default: '100'},
+    'heap-snapshot': {type: 'boolean', default: false},
+    /** Extra V8/Node flags for the operator (e.g. `--max-semi-space-size=1`), to compare memory settings. */
+    'node-options': {type: 'string', default: ''},
   },
 })
 const intervalSeconds = Number(flags.interval)
@@ -97,7 +102,11 @@ try {
     endpoint_discovery: {enabled: false},
     agent: {enabled: true, check_interval_seconds: intervalSeconds, max_concurrent_checks: concurrency},
   }).then(async (wired) => {
-    operator = await startOperator({kubeconfig: controlPlane.kubeconfigPath, namespace: wired.namespace, logLevel: 'warn'})
+    operator = await startOperator({
+      kubeconfig: controlPlane.kubeconfigPath, namespace: wired.namespace, logLevel: 'warn',
+      env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')} ${flags['node-options']}`.trim()},
+      nodeArgs: flags['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR1', `--diagnostic-dir=${path.join(import.meta.dirname, 'results')}`] : [],
+    })
     return wired
   })
   const running = operator!
@@ -122,6 +131,7 @@ try {
     const before = await sample(running)
     await sleep(windowSeconds * 1000)
     const after = await sample(running)
+    const heap = await heapProbe(running)
     const seconds = (after.at - before.at) / 1000
     const row = {
       endpoints: n,
@@ -133,12 +143,22 @@ try {
       'p99 delay ≤ s': quantileBound(before, after, 0.99),
       'CPU % of a core': Math.round((100 * (after.cpu - before.cpu)) / seconds),
       'RSS MiB': Math.round(after.rss / 1024 / 1024),
+      'heap after GC MiB': Math.round(heap.heapUsed / 1024 / 1024),
+      'RSS after GC MiB': Math.round(heap.rss / 1024 / 1024),
+      'heap total MiB': Math.round(heap.heapTotal / 1024 / 1024),
+      'external MiB': Math.round(heap.external / 1024 / 1024),
       // The machine's 1-minute load average at the end of the window: the figures only mean something with it.
       'load avg': Math.round(os.loadavg()[0]! * 10) / 10,
     }
     rows.push(row)
     progress(JSON.stringify(row))
     if (!(row['p99 delay ≤ s'] <= 1)) break
+  }
+  if (flags['heap-snapshot'] && operator) {
+    await mkdir(path.join(import.meta.dirname, 'results'), {recursive: true})
+    process.kill(operator.pid, 'SIGUSR1')
+    await sleep(15_000) // V8 writes Heap.<date>.<pid>…heapsnapshot synchronously; the process is busy meanwhile
+    progress('heap snapshot written to bench/results/')
   }
 } finally {
   await operator?.stop('SIGTERM').catch(() => {})

@@ -217,8 +217,8 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
     clearTimeout(timer)
   }
   const durationMs = performance.now() - started
-  const result: CheckResultInput = {
-    ...commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status),
+  // Object.assign, not a spread: every result object then shares one hidden class (a spread gave each its own).
+  const result: CheckResultInput = Object.assign(commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status), {
     status_code: last?.status ?? null,
     http_dns_lookup_ms: round(totals.dns),
     http_tcp_connect_ms: last ? round(totals.connect) : null,
@@ -232,7 +232,8 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
     http_tls_issuer: tls?.issuer ?? null,
     http_tls_subject: tls?.subject ?? null,
     ssl_cert_not_after: tls && Number.isFinite(tls.notAfter) ? new Date(tls.notAfter).toISOString() : null,
-  }
+
+  })
   const phases = {resolve: totals.dns / 1000, connect: totals.connect / 1000, tls: totals.tls / 1000, processing: Math.max(0, totals.processing) / 1000, transfer: totals.transfer / 1000}
   return {result, phases, ...(failure ? {message: failure.message} : {})}
 }

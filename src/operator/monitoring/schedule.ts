@@ -42,6 +42,7 @@ export interface Schedulable {
 
 interface Entry<T extends Schedulable> {
   plan: T
+  /** A digest of the plan's JSON: what tells an unchanged plan (a digest, not the JSON, to keep 28 bytes an endpoint). */
   key: string
   due: number
   timer?: unknown
@@ -88,9 +89,10 @@ export class CheckScheduler<T extends Schedulable> {
       this.entries.delete(id)
     }
     for (const plan of wanted.values()) {
-      const key = JSON.stringify(plan)
+      const key = createHash('sha1').update(JSON.stringify(plan)).digest('base64')
       const entry = this.entries.get(plan.endpointId)
-      if (entry?.key === key) continue
+      // Unchanged or only its settings changed: the timer stays; the entry takes the new plan object, so the agent's
+      // current plans and the scheduler's are one copy, not two.
       if (entry && entry.plan.intervalMs === plan.intervalMs) {
         entry.plan = plan
         entry.key = key

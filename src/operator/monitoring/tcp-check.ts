@@ -64,11 +64,12 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
   if (connected && matched === false && failure?.category === 'timeout') {
     failure = {category: 'response', errorName: 'RESPONSE_MISMATCH', message: `the expected response did not arrive within ${plan.timeoutMs / 1000} s`}
   }
-  const result: CheckResultInput = {
-    ...commonResult(endpointId, checkedAt, failure, performance.now() - started, isIP(plan.host) ? plan.host : null),
+  // Object.assign, not a spread: every result object then shares one hidden class (a spread gave each its own).
+  const result: CheckResultInput = Object.assign(commonResult(endpointId, checkedAt, failure, performance.now() - started, isIP(plan.host) ? plan.host : null), {
     tcp_connected: connected,
     tcp_banner: banner.trim() || null,
     tcp_response_matched: matched,
-  }
+
+  })
   return {result, phases: {connect: connectedAt !== undefined ? (connectedAt - started) / 1000 : 0}, ...(failure ? {message: failure.message} : {})}
 }
