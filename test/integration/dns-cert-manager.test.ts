@@ -78,7 +78,7 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
     zone = sim.insert('domains/dnszones', {name: `dns01-${randomBytes(3).toString('hex')}.example`, kind: 'internal', organization}) as {id: string; name: string}
 
     // The serving certificate the operator block would deploy, and what the aggregator needs to reach and trust it.
-    const serving = createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`]})
+    const serving = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`]})
     await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {
       apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: {name: DNS01_SERVING_SECRET, namespace},
       data: {'tls.crt': Buffer.from(serving.cert).toString('base64'), 'tls.key': Buffer.from(serving.key).toString('base64')},

@@ -195,9 +195,9 @@ describe('DNS webhooks at the HTTP level (in-process servers, API simulator)', f
     const txt = (name: string) => records().filter((r) => r.type === 'TXT' && r.name === name).map((r) => r.content).sort()
 
     before(async () => {
-      ca = createCertificate({commonName: 'front-proxy-ca', isCa: true})
-      client = createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: ca})
-      const serving = createCertificate({commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1']})
+      ca = await createCertificate({commonName: 'front-proxy-ca', isCa: true})
+      client = await createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: ca})
+      const serving = await createCertificate({commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1']})
       server = await startDns01Webhook({
         port: 0, host: '127.0.0.1', groupName: group, solverName: 'polycrate', session, registry, logger, tls: serving,
         loadAuth: async () => ({cas: [new X509Certificate(ca.cert)], allowedNames: ['front-proxy-client']}),
@@ -207,12 +207,14 @@ describe('DNS webhooks at the HTTP level (in-process servers, API simulator)', f
 
     it('answers 12+ malformed or unauthenticated requests with a 4xx and a reason, writes nothing, and keeps serving', async () => {
       sim.clearRequests()
-      const otherCa = createCertificate({commonName: 'other-ca', isCa: true})
+      const otherCa = await createCertificate({commonName: 'other-ca', isCa: true})
+      const foreignClient = await createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: otherCa})
+      const intruder = await createCertificate({commonName: 'intruder', usages: ['client'], issuer: ca})
       const good = {action: 'Present', dnsName: `www.${zone.name}`, key: 'k1'}
       const cases: Array<[string, Parameters<typeof call>[0], number, RegExp]> = [
         ['no client certificate', {body: payload(good)}, 401, /no client certificate/],
-        ['a certificate of another CA', {body: payload(good), cert: createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: otherCa})}, 401, /not signed by the front-proxy CA/],
-        ['a front-proxy certificate with a name that is not allowed', {body: payload(good), cert: createCertificate({commonName: 'intruder', usages: ['client'], issuer: ca})}, 403, /not one of the allowed/],
+        ['a certificate of another CA', {body: payload(good), cert: foreignClient}, 401, /not signed by the front-proxy CA/],
+        ['a front-proxy certificate with a name that is not allowed', {body: payload(good), cert: intruder}, 403, /not one of the allowed/],
         ['wrong media type', {body: payload(good), contentType: 'text/plain', cert: client}, 415, /Content-Type must be/],
         ['truncated JSON', {body: '{"request":{"action":"Pres', cert: client}, 400, /not valid JSON/],
         ['a 10 MB body', {body: Buffer.alloc(10 * 1024 * 1024, 'x'), cert: client}, 413, /larger than/],

@@ -108,8 +108,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const {privateKey, publicKey} = generateKeyPairSync('rsa', {modulusLength: 2048})
   await writeFile(path.join(dir, 'sa.key'), privateKey.export({type: 'pkcs1', format: 'pem'}))
   await writeFile(path.join(dir, 'sa.pub'), publicKey.export({type: 'spki', format: 'pem'}))
-  const frontProxyCa = createCertificate({commonName: 'front-proxy-ca', isCa: true, validityDays: 30})
-  const frontProxyClient = createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: frontProxyCa, validityDays: 30})
+  const frontProxyCa = await createCertificate({commonName: 'front-proxy-ca', isCa: true, validityDays: 30})
+  const frontProxyClient = await createCertificate({commonName: 'front-proxy-client', usages: ['client'], issuer: frontProxyCa, validityDays: 30})
   await writeFile(path.join(dir, 'front-proxy-ca.crt'), frontProxyCa.cert)
   await writeFile(path.join(dir, 'front-proxy-client.crt'), frontProxyClient.cert)
   await writeFile(path.join(dir, 'front-proxy-client.key'), frontProxyClient.key)
@@ -123,15 +123,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   let clusterCa: ControlPlane['clusterCa']
   const nodeArgs: string[] = []
   if (node) {
-    const ca = createCertificate({commonName: 'polycrate-test-cluster-ca', isCa: true, validityDays: 30})
+    const ca = await createCertificate({commonName: 'polycrate-test-cluster-ca', isCa: true, validityDays: 30})
     const serviceIp = firstAddress(serviceRange)
-    const serving = createCertificate({
+    const serving = await createCertificate({
       commonName: 'kube-apiserver', issuer: ca, validityDays: 30,
       dnsNames: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost'],
       ipAddresses: [...new Set(['127.0.0.1', serviceIp, node.advertiseAddress])],
     })
     // The apiserver's client certificate towards the kubelet (logs, exec, port-forward).
-    const kubeletClient = createCertificate({commonName: 'kube-apiserver-kubelet-client', organization: 'system:masters', usages: ['client'], issuer: ca, validityDays: 30})
+    const kubeletClient = await createCertificate({commonName: 'kube-apiserver-kubelet-client', organization: 'system:masters', usages: ['client'], issuer: ca, validityDays: 30})
     clusterCa = {...ca, file: path.join(dir, 'ca.crt')}
     await writeFile(clusterCa.file, ca.cert)
     await writeFile(path.join(dir, 'apiserver.crt'), serving.cert)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import {X509Certificate} from 'node:crypto'
 import {authenticate, frontProxyAuthFrom, parseChallenge} from '../../src/operator/dns/dns01-webhook.js'
-import {createCertificate} from '../../src/lib/x509.js'
+import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 
 describe('DNS01 webhook (pure)', () => {
   describe('parseChallenge', () => {
@@ -37,22 +37,26 @@ describe('DNS01 webhook (pure)', () => {
 
   describe('authenticate', () => {
     const now = new Date()
-    const ca = createCertificate({commonName: 'front-proxy-ca', isCa: true})
-    const other = createCertificate({commonName: 'other-ca', isCa: true})
-    const auth = frontProxyAuthFrom({'requestheader-client-ca-file': ca.cert, 'requestheader-allowed-names': '["front-proxy-client"]'})
-    const cert = (cn: string, issuer = ca, at = now) => new X509Certificate(createCertificate({commonName: cn, usages: ['client'], issuer, now: at, validityDays: 1}).cert)
-    const table: Array<[string, X509Certificate | undefined, typeof auth, string]> = [
-      ['the front-proxy client', cert('front-proxy-client'), auth, 'ok'],
-      ['no certificate', undefined, auth, '401'],
-      ['another CA', cert('front-proxy-client', other), auth, '401'],
-      ['a name that is not allowed', cert('someone'), auth, '403'],
-      ['an expired certificate', cert('front-proxy-client', ca, new Date(now.getTime() - 3 * 86_400_000)), auth, '401'],
-      ['no front-proxy CA known', cert('front-proxy-client'), undefined, '401'],
-      ['any name when no names are configured', cert('someone'), frontProxyAuthFrom({'requestheader-client-ca-file': ca.cert}), 'ok'],
+    let ca: CertificateAndKey
+    let other: CertificateAndKey
+    before(async () => {
+      ca = await createCertificate({commonName: 'front-proxy-ca', isCa: true})
+      other = await createCertificate({commonName: 'other-ca', isCa: true})
+    })
+    const auth = () => frontProxyAuthFrom({'requestheader-client-ca-file': ca.cert, 'requestheader-allowed-names': '["front-proxy-client"]'})
+    const cert = async (cn: string, issuer = () => ca, at = now) => new X509Certificate((await createCertificate({commonName: cn, usages: ['client'], issuer: issuer(), now: at, validityDays: 1})).cert)
+    const table: Array<[string, () => Promise<X509Certificate | undefined>, () => ReturnType<typeof frontProxyAuthFrom>, string]> = [
+      ['the front-proxy client', () => cert('front-proxy-client'), auth, 'ok'],
+      ['no certificate', async () => undefined, auth, '401'],
+      ['another CA', () => cert('front-proxy-client', () => other), auth, '401'],
+      ['a name that is not allowed', () => cert('someone'), auth, '403'],
+      ['an expired certificate', () => cert('front-proxy-client', () => ca, new Date(now.getTime() - 3 * 86_400_000)), auth, '401'],
+      ['no front-proxy CA known', () => cert('front-proxy-client'), () => undefined, '401'],
+      ['any name when no names are configured', () => cert('someone'), () => frontProxyAuthFrom({'requestheader-client-ca-file': ca.cert}), 'ok'],
     ]
     for (const [name, peer, config, expected] of table) {
-      it(name, () => {
-        const result = authenticate(peer, config, now)
+      it(name, async () => {
+        const result = authenticate(await peer(), config(), now)
         assert.equal(result.ok ? 'ok' : String(result.status), expected, result.ok ? '' : result.reason)
       })
     }
@@ -64,10 +68,10 @@ describe('DNS01 webhook (pure)', () => {
     })
   })
 
-  it('makes certificates whose SANs and issuer check out', () => {
+  it('makes certificates whose SANs and issuer check out', async () => {
     for (let i = 0; i < 20; i++) {
-      const ca = createCertificate({commonName: 'ca', isCa: true})
-      const leaf = new X509Certificate(createCertificate({commonName: 'svc', dnsNames: ['svc.ns.svc'], ipAddresses: ['127.0.0.1', '::1'], issuer: ca}).cert)
+      const ca = await createCertificate({commonName: 'ca', isCa: true})
+      const leaf = new X509Certificate((await createCertificate({commonName: 'svc', dnsNames: ['svc.ns.svc'], ipAddresses: ['127.0.0.1', '::1'], issuer: ca})).cert)
       assert.ok(leaf.checkIssued(new X509Certificate(ca.cert)) && leaf.verify(new X509Certificate(ca.cert).publicKey))
       assert.equal(leaf.subjectAltName, 'DNS:svc.ns.svc, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1')
     }

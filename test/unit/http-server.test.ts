@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {X509Certificate, generateKeyPairSync, randomBytes, sign, type KeyObject} from 'node:crypto'
+import {X509Certificate, createPrivateKey, type KeyObject} from 'node:crypto'
 import {Agent, createServer, request as httpRequest, type IncomingHttpHeaders} from 'node:http'
 import {request as httpsRequest, type RequestOptions} from 'node:https'
 import type {Socket} from 'node:net'
@@ -16,6 +16,7 @@ import {
   type RunningHttpServer,
 } from '../../src/lib/http-server.js'
 import {createLogger} from '../../src/lib/logger.js'
+import {createCertificate} from '../../src/lib/x509.js'
 
 const base = (server: RunningHttpServer) => `http://127.0.0.1:${server.address.port}`
 
@@ -336,55 +337,19 @@ describe('startHttpServer', () => {
 // ---------------------------------------------------------------------------------------------------------------------
 // https
 
-/** A self-signed P-256 certificate for `commonName`, valid for 127.0.0.1 and localhost, made with node:crypto alone. */
-function selfSignedCertificate(commonName: string): {key: string; cert: string; privateKey: KeyObject} {
-  const {privateKey, publicKey} = generateKeyPairSync('ec', {namedCurve: 'P-256'})
-  const tlv = (tag: number, ...parts: Buffer[]) => {
-    const body = Buffer.concat(parts)
-    let length = Buffer.from([body.length])
-    if (body.length >= 0x80) {
-      const bytes: number[] = []
-      for (let n = body.length; n > 0; n >>= 8) bytes.unshift(n & 0xff)
-      length = Buffer.from([0x80 | bytes.length, ...bytes])
-    }
-    return Buffer.concat([Buffer.from([tag]), length, body])
-  }
-  const seq = (...parts: Buffer[]) => tlv(0x30, ...parts)
-  const oid = (dotted: string) => {
-    const [first = 0, second = 0, ...rest] = dotted.split('.').map(Number)
-    const bytes = [first * 40 + second]
-    for (const n of rest) {
-      const groups = [n & 0x7f]
-      for (let v = n >> 7; v > 0; v >>= 7) groups.unshift((v & 0x7f) | 0x80)
-      bytes.push(...groups)
-    }
-    return tlv(0x06, Buffer.from(bytes))
-  }
-  const time = (date: Date) => tlv(0x17, Buffer.from(`${date.toISOString().slice(2, 19).replace(/[-:T]/g, '')}Z`))
-  const ecdsaWithSha256 = seq(oid('1.2.840.10045.4.3.2'))
-  const name = seq(tlv(0x31, seq(oid('2.5.4.3'), tlv(0x0c, Buffer.from(commonName)))))
-  const serial = randomBytes(8)
-  serial[0] = (serial[0]! & 0x7f) | 0x01
-  const subjectAltName = seq(tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x82, Buffer.from('localhost')))
-  const tbs = seq(
-    tlv(0xa0, tlv(0x02, Buffer.from([2]))), // v3
-    tlv(0x02, serial),
-    ecdsaWithSha256,
-    name,
-    seq(time(new Date(Date.now() - 3_600_000)), time(new Date(Date.now() + 86_400_000))),
-    name,
-    publicKey.export({type: 'spki', format: 'der'}),
-    tlv(0xa3, seq(seq(oid('2.5.29.17'), tlv(0x04, subjectAltName)))),
-  )
-  const signature = sign('sha256', tbs, privateKey)
-  const der = seq(tbs, ecdsaWithSha256, tlv(0x03, Buffer.from([0]), signature))
-  const cert = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`
-  return {key: privateKey.export({type: 'pkcs8', format: 'pem'}).toString(), cert, privateKey}
+/** A self-signed P-256 certificate for `commonName`, valid for 127.0.0.1 and localhost, for servers and clients. */
+async function selfSignedCertificate(commonName: string): Promise<{key: string; cert: string; privateKey: KeyObject}> {
+  const made = await createCertificate({commonName, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usages: ['server', 'client'], validityDays: 1})
+  return {key: made.key, cert: made.cert, privateKey: createPrivateKey(made.key)}
 }
 
 describe('startHttpServer over TLS', () => {
-  const serverCert = selfSignedCertificate('webhook.test')
-  const clientCert = selfSignedCertificate('client.test')
+  let serverCert: Awaited<ReturnType<typeof selfSignedCertificate>>
+  let clientCert: Awaited<ReturnType<typeof selfSignedCertificate>>
+  before(async () => {
+    serverCert = await selfSignedCertificate('webhook.test')
+    clientCert = await selfSignedCertificate('client.test')
+  })
 
   it('the test certificate is well-formed and self-signed', () => {
     const x509 = new X509Certificate(serverCert.cert)

@@ -7,15 +7,15 @@ import path from 'node:path'
 import yaml from 'js-yaml'
 import {KubeClient} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
-import {createCertificate} from '../../src/lib/x509.js'
+import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 
 /**
  * client-node's applyToHTTPSOptions puts a new https.Agent on every request; KubeClient must keep its pooled
  * keep-alive agent (one TLS handshake, not one per request) and still verify the server with the kubeconfig's CA.
  */
 describe('KubeClient connections', () => {
-  const serving = createCertificate({commonName: 'apiserver', ipAddresses: ['127.0.0.1']})
-  const stranger = createCertificate({commonName: 'someone else', ipAddresses: ['127.0.0.1']})
+  let serving: CertificateAndKey
+  let stranger: CertificateAndKey
   let server: https.Server
   let url: string
   let dir: string
@@ -23,6 +23,8 @@ describe('KubeClient connections', () => {
   const authorizations: Array<string | undefined> = []
 
   before(async () => {
+    serving = await createCertificate({commonName: 'apiserver', ipAddresses: ['127.0.0.1']})
+    stranger = await createCertificate({commonName: 'someone else', ipAddresses: ['127.0.0.1']})
     server = https.createServer({cert: serving.cert, key: serving.key}, (request, response) => {
       authorizations.push(request.headers.authorization)
       response.setHeader('content-type', 'application/json')

@@ -65,19 +65,19 @@ describe('monitoring plan: AgentEndpoint + agent config → check settings', () 
 })
 
 describe('monitoring wire formats and error classes', () => {
-  it('DNS query encoding and answer decoding (compression, A, TXT, MX, rcode)', () => {
-    const query = encodeQuery(0x1234, 'example.com', 'MX')
+  it('DNS query encoding and answer decoding (compression, A, TXT, MX, rcode)', async () => {
+    const query = await encodeQuery(0x1234, 'example.com', 'MX')
     assert.equal(query.toString('hex'), '123401000001000000000000076578616d706c6503636f6d00000f0001')
     const answer = Buffer.concat([
       Buffer.from('1234818300010002', 'hex'), Buffer.from('00000000', 'hex'), query.subarray(12),
       Buffer.from('c00c000f00010000012c0009000a046d61696cc00c', 'hex'),
       Buffer.from('c00c0001000100000e1000040a000001', 'hex'),
     ])
-    assert.deepEqual(decodeAnswer(answer), {id: 0x1234, rcode: 'NXDOMAIN', records: [
+    assert.deepEqual(await decodeAnswer(answer), {id: 0x1234, rcode: 'NXDOMAIN', records: [
       {name: 'example.com', type: 'MX', ttl: 300, data: '10 mail.example.com'},
       {name: 'example.com', type: 'A', ttl: 3600, data: '10.0.0.1'},
     ]})
-    assert.throws(() => decodeAnswer(answer.subarray(0, answer.length - 2)), /malformed/)
+    await assert.rejects(decodeAnswer(answer.subarray(0, answer.length - 2)), /malformed/)
   })
 
   it('ping summaries of iputils and busybox', () => {

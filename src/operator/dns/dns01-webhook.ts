@@ -167,7 +167,7 @@ async function servingCertificate(client: KubeClient, namespace: string, logger:
     return {cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8')}
   }
   const service = OPERATOR_NAME
-  const generated = createCertificate({
+  const generated = await createCertificate({
     commonName: `${service}.${namespace}.svc`,
     dnsNames: [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, 'localhost'],
     ipAddresses: ['127.0.0.1', '::1'],

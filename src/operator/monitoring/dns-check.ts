@@ -1,20 +1,23 @@
 /**
- * The DNS check: a small DNS wire client (RFC 1035) that asks the endpoint's server one question over UDP (or TCP
- * with the 2-byte length prefix) and reports rcode, records, whether the expected results are all present, and the
- * query time. Records are rendered as `dig +short` would (A/AAAA address, names without the final dot, MX
- * `pref name`, TXT the joined strings).
+ * The DNS check: asks the endpoint's server one question over UDP (or TCP with the 2-byte length prefix) and reports
+ * rcode, records, whether the expected results are all present, and the query time. Records are rendered as
+ * `dig +short` would (A/AAAA address, names without the final dot, MX `pref name`, SRV `prio weight port target`,
+ * SOA `mname rname serial`, CAA `flags tag "value"`, TXT the joined strings).
+ *
+ * The DNS wire format (RFC 1035: names, compression, records) is `dns-packet`'s, loaded on the first DNS check. Our
+ * own code is what that library does not do: refusing names it would encode wrongly (a label over 63 bytes, a name
+ * over 255), refusing an answer that claims more than the message holds (dns-packet clamps some reads instead of
+ * failing) or that answers another query id, the rendering above, and the sockets (UDP, TCP with its framing).
+ * Any malformed answer is a `response` failure of the check; nothing the server sends makes it throw.
  */
 import {createSocket} from 'node:dgram'
 import {Socket, isIP} from 'node:net'
 import {randomInt} from 'node:crypto'
+import type * as DnsPacket from 'dns-packet'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {DnsPlan} from './plan.js'
 import {CheckFailure, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
-
-export const DNS_TYPES: Record<string, number> = {A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, MX: 15, TXT: 16, AAAA: 28, SRV: 33, CAA: 257}
-const TYPE_NAMES = Object.fromEntries(Object.entries(DNS_TYPES).map(([name, code]) => [code, name]))
-export const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE']
 
 export interface DnsAnswer {
   id: number
@@ -22,104 +25,82 @@ export interface DnsAnswer {
   records: Array<{name: string; type: string; ttl: number; data: string}>
 }
 
-function encodeName(name: string): Buffer {
-  const labels = name.replace(/\.$/, '').split('.').filter(Boolean)
-  const parts = labels.map((label) => {
-    const bytes = Buffer.from(label, 'utf8')
-    if (bytes.length > 63) throw new CheckFailure('configuration', 'BAD_NAME', `DNS label "${label}" is longer than 63 bytes`)
-    return Buffer.concat([Buffer.from([bytes.length]), bytes])
+type Wire = typeof DnsPacket
+let wire: Promise<Wire> | undefined
+
+/** dns-packet (CommonJS), imported once, on the first DNS check. */
+export function dnsWire(): Promise<Wire> {
+  return (wire ??= import('dns-packet').then((module) => module.default as Wire))
+}
+
+/** A query with one question (class IN), recursion desired. */
+export async function encodeQuery(id: number, name: string, type: string): Promise<Buffer> {
+  const packet = await dnsWire()
+  const labels = name.split('.').filter(Boolean)
+  for (const label of labels) {
+    if (Buffer.byteLength(label) > 63) throw new CheckFailure('configuration', 'BAD_NAME', `DNS label "${label}" is longer than 63 bytes`)
+  }
+  // Each label has its length byte, and the root its zero byte.
+  if (labels.reduce((sum, label) => sum + 1 + Buffer.byteLength(label), 1) > 255) throw new CheckFailure('configuration', 'BAD_NAME', `DNS name "${name}" is longer than 255 bytes`)
+  return packet.encode({
+    type: 'query', id, flags: packet.RECURSION_DESIRED,
+    questions: [{type: type as DnsPacket.RecordType, name: labels.join('.'), class: 'IN'}],
   })
-  return Buffer.concat([...parts, Buffer.from([0])])
 }
 
-/** A query with one question, recursion desired. */
-export function encodeQuery(id: number, name: string, type: string): Buffer {
-  const header = Buffer.alloc(12)
-  header.writeUInt16BE(id, 0)
-  header.writeUInt16BE(0x0100, 2)
-  header.writeUInt16BE(1, 4)
-  const question = Buffer.alloc(4)
-  question.writeUInt16BE(DNS_TYPES[type] ?? 1, 0)
-  question.writeUInt16BE(1, 2)
-  return Buffer.concat([header, encodeName(name), question])
+/** A record as dns-packet decodes it; its `data` typing does not match what it returns for some types (CAA). */
+interface DecodedRecord {
+  name: string
+  type: string
+  ttl?: number
+  data?: unknown
 }
 
-function readName(message: Buffer, start: number): {name: string; next: number} {
-  const labels: string[] = []
-  let offset = start
-  let next = -1
-  for (let jumps = 0; jumps < 64; jumps++) {
-    const length = message.readUInt8(offset)
-    if (length === 0) {
-      if (next < 0) next = offset + 1
-      return {name: labels.join('.'), next}
-    }
-    if ((length & 0xc0) === 0xc0) {
-      if (next < 0) next = offset + 2
-      offset = message.readUInt16BE(offset) & 0x3fff
-      continue
-    }
-    labels.push(message.toString('utf8', offset + 1, offset + 1 + length))
-    offset += 1 + length
-  }
-  throw new CheckFailure('response', 'BAD_RESPONSE', 'DNS name compression loop')
-}
+const domain = (name: unknown) => (name === '.' ? '' : String(name))
 
-function recordData(message: Buffer, type: number, offset: number, length: number): string {
-  switch (type) {
-    case 1: return [...message.subarray(offset, offset + 4)].join('.')
-    case 28: {
-      const groups: string[] = []
-      for (let i = 0; i < 16; i += 2) groups.push(message.readUInt16BE(offset + i).toString(16))
-      // The URL parser writes IPv6 in its canonical compressed form (RFC 5952).
-      return new URL(`http://[${groups.join(':')}]`).hostname.slice(1, -1)
-    }
-    case 2: case 5: case 12: return readName(message, offset).name
-    case 15: return `${message.readUInt16BE(offset)} ${readName(message, offset + 2).name}`
-    case 16: {
-      const strings: string[] = []
-      for (let at = offset; at < offset + length;) {
-        const size = message.readUInt8(at)
-        strings.push(message.toString('utf8', at + 1, at + 1 + size))
-        at += 1 + size
-      }
-      return strings.join('')
-    }
-    case 33: return `${message.readUInt16BE(offset)} ${message.readUInt16BE(offset + 2)} ${message.readUInt16BE(offset + 4)} ${readName(message, offset + 6).name}`
-    case 6: {
-      const mname = readName(message, offset)
-      const rname = readName(message, mname.next)
-      return `${mname.name} ${rname.name} ${message.readUInt32BE(rname.next)}`
-    }
-    default: return message.subarray(offset, offset + length).toString('hex')
+function render(record: DecodedRecord): string {
+  const data = record.data as Record<string, unknown> | undefined
+  switch (record.type) {
+    case 'A': case 'AAAA': return String(data)
+    case 'NS': case 'CNAME': case 'PTR': case 'DNAME': return domain(data)
+    case 'MX': return `${String(data?.preference)} ${domain(data?.exchange)}`
+    case 'SRV': return `${String(data?.priority)} ${String(data?.weight)} ${String(data?.port)} ${domain(data?.target)}`
+    case 'SOA': return `${domain(data?.mname)} ${domain(data?.rname)} ${String(data?.serial)}`
+    case 'CAA': return `${String(data?.flags)} ${String(data?.tag)} "${String(data?.value)}"`
+    case 'TXT': return (Array.isArray(data) ? data : [data]).map((part) => (Buffer.isBuffer(part) ? part.toString('utf8') : String(part))).join('')
+    default: return presentation(data)
   }
 }
 
-/** Parses an answer; throws a `response` CheckFailure on a malformed message. */
-export function decodeAnswer(message: Buffer): DnsAnswer {
+/** Types we do not render: a Buffer (a type dns-packet does not know) as hex, as before; fields joined by spaces. */
+function presentation(value: unknown): string {
+  if (Buffer.isBuffer(value)) return value.toString('hex')
+  if (Array.isArray(value)) return value.map(presentation).join(' ')
+  if (value !== null && typeof value === 'object') return Object.values(value).map(presentation).join(' ')
+  return String(value)
+}
+
+/**
+ * Parses an answer; rejects with a `response` CheckFailure on a malformed message (whatever dns-packet cannot decode,
+ * or records past the end of the message) and on an id other than `expectedId`.
+ */
+export async function decodeAnswer(message: Buffer, expectedId?: number): Promise<DnsAnswer> {
+  const packet = await dnsWire()
+  let answer: DnsAnswer
   try {
-    const id = message.readUInt16BE(0)
-    const flags = message.readUInt16BE(2)
-    const questions = message.readUInt16BE(4)
-    const answers = message.readUInt16BE(6)
-    let offset = 12
-    for (let i = 0; i < questions; i++) offset = readName(message, offset).next + 4
-    const records: DnsAnswer['records'] = []
-    for (let i = 0; i < answers; i++) {
-      const {name, next} = readName(message, offset)
-      const type = message.readUInt16BE(next)
-      const ttl = message.readUInt32BE(next + 4)
-      const length = message.readUInt16BE(next + 8)
-      const dataAt = next + 10
-      if (dataAt + length > message.length) throw new RangeError('record beyond the message')
-      records.push({name, type: TYPE_NAMES[type] ?? String(type), ttl, data: recordData(message, type, dataAt, length)})
-      offset = dataAt + length
+    const decoded = packet.decode(message) as DnsPacket.DecodedPacket & {rcode?: string}
+    const end = packet.decode.bytes
+    if (!(end <= message.length)) throw new RangeError(`records run past the end of the ${message.length}-byte message`)
+    answer = {
+      id: decoded.id ?? 0,
+      rcode: (decoded.rcode ?? '').replace(/^RCODE_/, ''),
+      records: ((decoded.answers ?? []) as DecodedRecord[]).map((record) => ({name: domain(record.name), type: record.type, ttl: record.ttl ?? 0, data: render(record)})),
     }
-    return {id, rcode: RCODES[flags & 0x0f] ?? String(flags & 0x0f), records}
   } catch (error) {
-    if (error instanceof CheckFailure) throw error
-    throw new CheckFailure('response', 'BAD_RESPONSE', `malformed DNS answer: ${(error as Error).message}`)
+    throw new CheckFailure('response', 'BAD_RESPONSE', `malformed DNS answer: ${(error as Error)?.message ?? String(error)}`)
   }
+  if (expectedId !== undefined && answer.id !== expectedId) throw new CheckFailure('response', 'BAD_RESPONSE', `DNS answer id ${answer.id} does not match the query id ${expectedId}`)
+  return answer
 }
 
 function exchangeUdp(plan: DnsPlan, query: Buffer, id: number, signal: AbortSignal): Promise<Buffer> {
@@ -169,8 +150,8 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
   let failure: Failure | undefined
   try {
     const id = randomInt(0, 0x10000)
-    const query = encodeQuery(id, plan.name, plan.recordType)
-    answer = decodeAnswer(plan.protocol === 'tcp' ? await exchangeTcp(plan, query, controller.signal) : await exchangeUdp(plan, query, id, controller.signal))
+    const query = await encodeQuery(id, plan.name, plan.recordType)
+    answer = await decodeAnswer(plan.protocol === 'tcp' ? await exchangeTcp(plan, query, controller.signal) : await exchangeUdp(plan, query, id, controller.signal), id)
     const wantedRcode = plan.expectedRcode || 'NOERROR'
     if (answer.rcode !== wantedRcode) throw new CheckFailure('dns', answer.rcode, `rcode ${answer.rcode}, expected ${wantedRcode}`)
     const values = answer.records.filter((r) => r.type === plan.recordType).map((r) => r.data)
