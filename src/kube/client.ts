@@ -6,6 +6,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
+import {setTimeout as delay} from 'node:timers/promises'
 
 export interface KubeObject {
   apiVersion?: string
@@ -191,7 +192,22 @@ export class KubeClient {
     return this.request({method: 'DELETE', path: resourcePath(ref), signal: options.signal})
   }
 
+  /**
+   * Sends the request; an answer that asks to come back later (429, or a 5xx, with Retry-After: an apiserver under
+   * its max-inflight limit, or a watch cache that is still initializing after a restart or a new CRD) is retried after
+   * the time it names, as client-go does (up to 10 times, at most 10 s a wait).
+   */
   private async open(options: RequestOptions): Promise<http.IncomingMessage> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.send(options)
+      const waitMs = retryAfterMs(response.statusCode ?? 0, response.headers['retry-after'], attempt)
+      if (waitMs === undefined) return response
+      response.resume()
+      await delay(waitMs, undefined, {signal: options.signal})
+    }
+  }
+
+  private async send(options: RequestOptions): Promise<http.IncomingMessage> {
     const url = new URL(this.server + options.path)
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value))
@@ -229,6 +245,16 @@ export class KubeClient {
       request.end(body)
     })
   }
+}
+
+const MAX_RETRIES = 10
+
+/** How long to wait before sending again, for an answer that asks for it (else undefined). */
+export function retryAfterMs(status: number, retryAfter: string | string[] | undefined, attempt: number): number | undefined {
+  if (attempt > MAX_RETRIES || (status !== 429 && (status < 500 || status > 599))) return undefined
+  const value = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
+  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined
+  return Math.min(Number(value), 10) * 1000
 }
 
 async function readAll(stream: Readable): Promise<string> {
