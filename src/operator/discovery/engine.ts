@@ -92,6 +92,9 @@ export interface DiscoveryContext {
   loaded?: unknown
 }
 
+/** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own (nodes, PVs). */
+export const DEFAULT_SWEEP_MINUTES = 10
+
 export interface DiscoveryDeclaration<Settings> {
   /** Feature and controller name (`endpoint-discovery`): status.controllers, metrics, logs. */
   name: string
@@ -107,7 +110,7 @@ export interface DiscoveryDeclaration<Settings> {
   requiredCrds?: readonly string[]
   /** What the pure functions read from the config and the cluster's CRDs; a change restarts the feature. */
   settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings
-  /** Interval of the stale sweep (the section's `stale_cleanup_minutes`, where it has one). */
+  /** Interval of the stale sweep (the section's `stale_cleanup_minutes`, else `DEFAULT_SWEEP_MINUTES`). */
   staleCleanupMinutes(config: OperatorConfig): number
   sources(settings: Settings): DiscoverySource[]
   /** The group of a discovered CR (reconciled when it changes). */

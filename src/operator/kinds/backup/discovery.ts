@@ -2,7 +2,7 @@
  * Backup discovery (`BackupDiscoveryReconciler`, seed "Backup discovery"): Velero Backups and Schedules and, with
  * `backup_discovery.cnpg_enabled`, CloudNativePG Backups and ScheduledBackups → Backup / BackupSchedule CRs in the
  * namespace of their source, as four declarations on the generic discovery feature (one per source kind, each
- * started when its CRD is Established and stopped when it goes). The mappings are pure (backups.ts). Sources get no
+ * started when its CRD is Established and stopped when it goes). The mappings are pure (mapping.ts). Sources get no
  * finalizer (Velero and CloudNativePG delete their objects themselves); each CR has an owner reference to its source.
  * `velero_namespace` is where Velero keeps its objects (only that namespace is watched); `ignore_namespaces` skips
  * CloudNativePG objects there and Velero backups of those namespaces.

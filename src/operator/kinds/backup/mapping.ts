@@ -12,7 +12,7 @@
  *   uncut name appended, so two long names never share a CR.
  * - An object without `metadata.name` gives no CR and a `MissingName` problem. An object without a namespace (only
  *   plain test objects; the API server always sets one) counts as being in "default", as endpoint discovery does.
- * - `spec.name` = `apiSlug(<source name>)` (hosts.ts): the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
+ * - `spec.name` = `apiSlug(<source name>)` (lib/api-names.ts): the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
  *   The API's natural key is (`name`, `provider`, `source_namespace`, `k8s_cluster`).
  * - Timestamps are normalised to RFC 3339 in UTC (`2024-01-01T00:00:00Z`; a non-zero fraction is kept to the
  *   millisecond), whatever offset they were written with; a Date (typed client objects) works too. A value that is
@@ -98,20 +98,22 @@
  * - `metadata` = {cluster, method (spec.method), backup_owner_reference (spec.backupOwnerReference, absent → "none",
  *   CNPG's default), next_schedule_at (status.nextScheduleTime), error (status.error)}. No cluster → `MissingCluster`.
  */
-import {createHash} from 'node:crypto'
 import type {BackupSpec} from '../../../crds/backup.js'
 import type {BackupScheduleSpec} from '../../../crds/backup-schedule.js'
 import {checkCron} from '../../../lib/cron.js'
 import {canonicalGoDuration, parseGoDuration} from '../../../lib/duration.js'
-import type {DiscoveryProblem, TimestampLike} from '../endpoint/types.js'
-import {apiSlug, withoutUndefined} from '../host/mapping.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {discoveredCrName} from '../../discovery/names.js'
+import {timestampField, timestampMillis} from '../../discovery/timestamps.js'
+import {commonProblemReasons, quoted, type DiscoveryProblem, type TimestampLike} from '../../discovery/types.js'
 
 /** The `reason` values of backup discovery problems (also used as Kubernetes Event reasons). */
 export const backupProblemReasons = {
-  missingName: 'MissingName',
+  missingName: commonProblemReasons.missingName,
   unknownBackupPhase: 'UnknownBackupPhase',
   unknownSchedulePhase: 'UnknownSchedulePhase',
-  invalidTimestamp: 'InvalidTimestamp',
+  invalidTimestamp: commonProblemReasons.invalidTimestamp,
   invalidTTL: 'InvalidTTL',
   invalidItemCount: 'InvalidItemCount',
   invalidIncludedNamespaces: 'InvalidIncludedNamespaces',
@@ -219,90 +221,6 @@ export interface BackupDiscoveryResult {
 export interface BackupScheduleDiscoveryResult {
   cr?: {name: string; spec: BackupScheduleSpec}
   problems: DiscoveryProblem[]
-}
-
-// -- shared helpers (also used by certificate discovery) ---------------------------------------------------------
-
-const MAX_CR_NAME = 253
-const CR_HASH_LENGTH = 10
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-
-/**
- * The name of a discovered CR: `parts` joined with "-" when that is a DNS subdomain of at most 253 characters,
- * else made one (lower-cased, every character outside [a-z0-9-] → "-", runs collapsed, cut) with "-" + 10 hex
- * digits of the SHA-256 of the joined name appended.
- */
-export function discoveredCrName(...parts: string[]): string {
-  const joined = parts.join('-')
-  if (joined.length <= MAX_CR_NAME && dnsSubdomain.test(joined)) return joined
-  const hash = createHash('sha256').update(joined).digest('hex').slice(0, CR_HASH_LENGTH)
-  const readable = joined.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
-  const head = readable.slice(0, MAX_CR_NAME - CR_HASH_LENGTH - 1).replace(/-+$/, '')
-  return head === '' ? hash : `${head}-${hash}`
-}
-
-const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
-
-/** Epoch milliseconds of an RFC 3339 date-time (or a valid Date); undefined for anything else. */
-export function timestampMillis(value: unknown): number | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.getTime()
-  if (typeof value !== 'string') return undefined
-  const match = rfc3339.exec(value)
-  if (!match) return undefined
-  const [, y, mo, d, h, mi, s, fraction, zone] = match
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number]
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
-  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined
-  let offsetMinutes = 0
-  if (zone !== 'Z') {
-    const [oh, om] = zone!.slice(1).split(':').map(Number) as [number, number]
-    if (oh > 23 || om > 59) return undefined
-    offsetMinutes = (zone!.startsWith('-') ? -1 : 1) * (oh * 60 + om)
-  }
-  const millis = fraction ? Number(`${fraction.slice(1)}00`.slice(0, 3)) : 0
-  const utc = new Date(0)
-  utc.setUTCFullYear(year, month - 1, day)
-  utc.setUTCHours(hour, minute, second, millis)
-  return utc.getTime() - offsetMinutes * 60_000
-}
-
-/** RFC 3339 in UTC: `2024-01-01T00:00:00Z`, with `.sss` only when the milliseconds are not zero. */
-export function formatTimestamp(millis: number): string {
-  return new Date(millis).toISOString().replace(/\.000Z$/, 'Z')
-}
-
-/** `normalizeTimestamp("2024-01-01T01:00:00+01:00")` → "2024-01-01T00:00:00Z"; undefined when not a timestamp. */
-export function normalizeTimestamp(value: unknown): string | undefined {
-  const millis = timestampMillis(value)
-  return millis === undefined ? undefined : formatTimestamp(millis)
-}
-
-function quoted(value: unknown): string {
-  if (typeof value === 'string') return `"${value}"`
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
-}
-
-/** A timestamp field: absent when the source has none, absent + an InvalidTimestamp problem when unreadable. */
-export function timestampField(
-  value: unknown,
-  subject: string,
-  path: string,
-  field: string,
-  problems: DiscoveryProblem[],
-): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  const normalized = normalizeTimestamp(value)
-  if (normalized === undefined) {
-    problems.push({
-      reason: backupProblemReasons.invalidTimestamp,
-      message: `${subject}: ${path} ${quoted(value)} is not an RFC 3339 timestamp such as "2024-01-01T00:00:00Z"; ${field} is left out.`,
-    })
-  }
-  return normalized
 }
 
 function nonEmptyString(value: unknown): string | undefined {

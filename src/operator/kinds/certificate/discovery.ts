@@ -2,7 +2,7 @@
  * Certificate discovery (`CertificateDiscoveryReconciler`, seed "Certificate discovery: cert-manager → API"): every
  * cert-manager Certificate → a polycrate.io Certificate CR `certmanager-<namespace>-<name>` in its namespace, as a
  * declaration on the generic discovery feature; it starts when cert-manager's Certificate CRD is Established and
- * stops when it goes. The mapping is pure (certificates.ts), with `issuer_filter` and the namespace filters.
+ * stops when it goes. The mapping is pure (mapping.ts), with `issuer_filter` and the namespace filters.
  * `expiring_soon` and `expired` change with time alone: the reconcile asks to run again at the next such instant
  * (`notAfter − 30 d`, then `notAfter`), so the CR (and through its sync the API) flips without any change to the
  * cert-manager object. Sources get no finalizer; the CR has an owner reference to its Certificate.

@@ -5,7 +5,7 @@
  *
  * Mapping and the decisions where the seeds are silent:
  * - CR name = `certmanager-<namespace>-<name>` (the seed's example), in the Certificate's namespace; longer than 253
- *   characters → cut with a hash of the whole (`discoveredCrName`, backups.ts). A Certificate without a name →
+ *   characters → cut with a hash of the whole (`discoveredCrName`, discovery/names.ts). A Certificate without a name →
  *   no CR and a `MissingName` problem; without a namespace (plain test objects only) → "default".
  * - Labels, as the seed's example: `certificates.polycrate.io/issuer` = the issuer name,
  *   `certificates.polycrate.io/source` = the Certificate name, `certificates.polycrate.io/ready` = "true"/"false"
@@ -63,16 +63,18 @@
  */
 import type {CertificateSpec} from '../../../crds/certificate.js'
 import {labelValue} from '../../conventions.js'
-import {discoveredCrName, timestampField, timestampMillis} from '../backup/mapping.js'
-import type {DiscoveryProblem, TimestampLike} from '../endpoint/types.js'
-import {apiSlug, withoutUndefined} from '../host/mapping.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {discoveredCrName} from '../../discovery/names.js'
+import {timestampField, timestampMillis} from '../../discovery/timestamps.js'
+import {commonProblemReasons, type DiscoveryProblem, type TimestampLike} from '../../discovery/types.js'
 
 export const certificateProblemReasons = {
-  missingName: 'MissingName',
+  missingName: commonProblemReasons.missingName,
   missingSecretName: 'MissingSecretName',
   missingIssuerName: 'MissingIssuerName',
   unsupportedIssuerKind: 'UnsupportedIssuerKind',
-  invalidTimestamp: 'InvalidTimestamp',
+  invalidTimestamp: commonProblemReasons.invalidTimestamp,
   invalidDnsNames: 'InvalidDnsNames',
   invalidIpAddresses: 'InvalidIpAddresses',
   invalidConditions: 'InvalidConditions',

@@ -17,7 +17,8 @@
 import {annotations} from '../../conventions.js'
 import {problem} from './annotations.js'
 import {endpointNameWithHash} from './hosts.js'
-import {discoveryProblemReasons, type DesiredEndpoint, type DiscoveryProblem, type SourceRef, type SourceResult} from './types.js'
+import {discoveryProblemReasons, type DesiredEndpoint, type SourceRef, type SourceResult} from './types.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 
 export interface HostConflict {
   loser: SourceRef

@@ -1,7 +1,7 @@
 /**
  * Host discovery (`HostDiscoveryReconciler`, seed "Host discovery: nodes → API"): every Node → a Host CR of the
  * node's name in the operator's namespace, as a declaration on the generic discovery feature. The mapping is the
- * pure `hostForNode` (hosts.ts). `node_discovery.label_selector` selects the nodes; `status.node_ready` is the
+ * pure `hostForNode` (mapping.ts). `node_discovery.label_selector` selects the nodes; `status.node_ready` is the
  * node's Ready condition. Nodes carry no finalizer (the operator must never hold up a node's deletion): a node
  * deleted while the operator runs takes its Host at once, one deleted while it was down is an orphan for the stale
  * sweep (`cleanup.*`); the Host's owner reference to its Node also lets the garbage collector remove it.
@@ -10,12 +10,9 @@ import {hostCrd, type HostSpec} from '../../../crds/host.js'
 import type {KubeObject} from '../../../kube/client.js'
 import {finalizers} from '../../conventions.js'
 import {contentChanged} from '../../runtime/predicates.js'
-import {defineDiscovery} from '../../discovery/engine.js'
+import {DEFAULT_SWEEP_MINUTES, defineDiscovery} from '../../discovery/engine.js'
 import {hostForNode, type NodeLike} from './mapping.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
-
-/** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own. */
-export const DEFAULT_SWEEP_MINUTES = 10
 
 export const nodeResource = {group: '', version: 'v1', plural: 'nodes'}
 
