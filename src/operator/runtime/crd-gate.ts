@@ -4,6 +4,7 @@
  * Only names and conditions are kept: the schemas of some upstream CRDs are hundreds of kilobytes.
  */
 import type {KubeClient, KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import type {Informer} from './informer.js'
 import type {Manager} from './manager.js'
 
@@ -18,7 +19,7 @@ export class CrdGate {
 
   constructor(manager: Manager) {
     this.informer = manager.informer<CrdSummary>({
-      resource: {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions'},
+      resource: resources.customResourceDefinitions,
       kind: 'CustomResourceDefinition',
       transform: (crd) => ({
         apiVersion: crd.apiVersion,
@@ -62,6 +63,6 @@ export class CrdGate {
  * one GET each is cheap.
  */
 export async function crdGoing(client: KubeClient, name: string): Promise<boolean> {
-  const crd = await client.getOrUndefined<KubeObject>({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+  const crd = await client.getOrUndefined<KubeObject>({...resources.customResourceDefinitions, name})
   return !crd || Boolean(crd.metadata?.deletionTimestamp)
 }

@@ -11,6 +11,7 @@ import {backupCrd, type BackupSpec} from '../../../crds/backup.js'
 import {backupScheduleCrd} from '../../../crds/backup-schedule.js'
 import type {CrdDefinition} from '../../../crds/define.js'
 import type {KubeObject, ResourceRef} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import type {OperatorConfig} from '../../config/operator-config.js'
 import {finalizers, labels} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
@@ -37,9 +38,6 @@ interface BackupSource {
   namespace(settings: BackupSettings): string | undefined
   enabled(settings: BackupSettings): boolean
 }
-
-const velero = (plural: string) => ({group: 'velero.io', version: 'v1', plural})
-const cnpg = (plural: string) => ({group: 'postgresql.cnpg.io', version: 'v1', plural})
 
 /** The source namespace a backup is about (for ignore_namespaces): the spec's, else the source's own. */
 function sourceNamespaceOf(spec: unknown, object: KubeObject): string | undefined {
@@ -83,22 +81,22 @@ function backupDiscovery(source: BackupSource): Feature {
 }
 
 export const veleroBackupDiscovery = backupDiscovery({
-  name: 'velero-backup-discovery', provider: 'velero', kind: 'Backup', apiVersion: 'velero.io/v1', resource: velero('backups'),
+  name: 'velero-backup-discovery', provider: 'velero', kind: 'Backup', apiVersion: 'velero.io/v1', resource: resources.veleroBackups,
   crd: veleroCrds.backups, target: backupCrd, map: veleroBackup as Mapping,
   namespace: (settings) => settings.velero_namespace, enabled: () => true,
 })
 export const veleroScheduleDiscovery = backupDiscovery({
-  name: 'velero-schedule-discovery', provider: 'velero', kind: 'Schedule', apiVersion: 'velero.io/v1', resource: velero('schedules'),
+  name: 'velero-schedule-discovery', provider: 'velero', kind: 'Schedule', apiVersion: 'velero.io/v1', resource: resources.veleroSchedules,
   crd: veleroCrds.schedules, target: backupScheduleCrd, map: veleroSchedule as Mapping,
   namespace: (settings) => settings.velero_namespace, enabled: () => true,
 })
 export const cnpgBackupDiscovery = backupDiscovery({
-  name: 'cnpg-backup-discovery', provider: 'cloudnativepg', kind: 'Backup', apiVersion: 'postgresql.cnpg.io/v1', resource: cnpg('backups'),
+  name: 'cnpg-backup-discovery', provider: 'cloudnativepg', kind: 'Backup', apiVersion: 'postgresql.cnpg.io/v1', resource: resources.cnpgBackups,
   crd: cnpgCrds.backups, target: backupCrd, map: cnpgBackup as Mapping,
   namespace: () => undefined, enabled: (settings) => settings.cnpg_enabled,
 })
 export const cnpgScheduleDiscovery = backupDiscovery({
-  name: 'cnpg-schedule-discovery', provider: 'cloudnativepg', kind: 'ScheduledBackup', apiVersion: 'postgresql.cnpg.io/v1', resource: cnpg('scheduledbackups'),
+  name: 'cnpg-schedule-discovery', provider: 'cloudnativepg', kind: 'ScheduledBackup', apiVersion: 'postgresql.cnpg.io/v1', resource: resources.cnpgScheduledBackups,
   crd: cnpgCrds.scheduledBackups, target: backupScheduleCrd, map: cnpgScheduledBackup as Mapping,
   namespace: () => undefined, enabled: (settings) => settings.cnpg_enabled,
 })

@@ -15,6 +15,7 @@ import {certificate, nextStatusChangeAt} from './mapping.js'
 import {defineDiscovery} from '../../discovery/engine.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 
 type CertificateSettings = OperatorConfig['certificate_discovery']
 
@@ -43,7 +44,7 @@ export const CertificateDiscoveryReconciler = defineDiscovery<CertificateSetting
     id: 'certificate',
     kind: 'Certificate',
     apiVersion,
-    request: {resource: {group: 'cert-manager.io', version: 'v1', plural: 'certificates'}, kind: 'Certificate'},
+    request: {resource: resources.certManagerCertificates, kind: 'Certificate'},
     groupsOf: (object) => [`${object.metadata?.namespace}/${object.metadata?.name}`],
   }],
   targetGroup: (object) => `${object.metadata.namespace}/${(object.spec as {source_cert_manager?: {name?: string}} | undefined)?.source_cert_manager?.name ?? object.metadata.name}`,

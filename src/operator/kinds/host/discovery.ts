@@ -8,13 +8,12 @@
  */
 import {hostCrd, type HostSpec} from '../../../crds/host.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import {finalizers} from '../../conventions.js'
 import {contentChanged} from '../../runtime/predicates.js'
 import {DEFAULT_SWEEP_MINUTES, defineDiscovery} from '../../discovery/engine.js'
 import {hostForNode, type NodeLike} from './mapping.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
-
-export const nodeResource = {group: '', version: 'v1', plural: 'nodes'}
 
 /** Only what host discovery reads: a node's heartbeats do not reach the cache, so they cause no reconcile. */
 export function slimNode(node: KubeObject): KubeObject {
@@ -58,7 +57,7 @@ export const HostDiscoveryReconciler = defineDiscovery<{labelSelector: string}>(
     id: 'node',
     kind: 'Node',
     apiVersion: 'v1',
-    request: {resource: nodeResource, kind: 'Node', labelSelector: settings.labelSelector || undefined, transform: slimNode},
+    request: {resource: resources.nodes, kind: 'Node', labelSelector: settings.labelSelector || undefined, transform: slimNode},
     groupsOf: (node) => [node.metadata?.name ?? ''],
     onUpdate: contentChanged,
   }],

@@ -6,12 +6,12 @@
  */
 import {k8sVolumeCrd, type K8sVolumeSpec} from '../../../crds/k8s-volume.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import {finalizers} from '../../conventions.js'
 import {DEFAULT_SWEEP_MINUTES, defineDiscovery} from '../../discovery/engine.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
 import {volumeForPersistentVolume, type PersistentVolumeLike} from './mapping.js'
 
-export const persistentVolumeResource = {group: '', version: 'v1', plural: 'persistentvolumes'}
 
 /** Only what volume discovery reads (no managedFields, annotations or status timestamps). */
 export function slimPersistentVolume(pv: KubeObject): KubeObject {
@@ -51,7 +51,7 @@ export const K8sVolumeDiscoveryReconciler = defineDiscovery<Record<string, never
     id: 'pv',
     kind: 'PersistentVolume',
     apiVersion: 'v1',
-    request: {resource: persistentVolumeResource, kind: 'PersistentVolume', transform: slimPersistentVolume},
+    request: {resource: resources.persistentVolumes, kind: 'PersistentVolume', transform: slimPersistentVolume},
     groupsOf: (pv) => [pv.metadata?.name ?? ''],
   }],
   targetGroup: pvNameOf,
