@@ -417,7 +417,7 @@ describe('backup discovery (pure)', () => {
       it(name, () => assert.deepEqual(checkedBackup(veleroBackup(input, NOW)), expected))
     }
 
-    describe('phase → status (SPEC-NOTES)', () => {
+    describe('phase → status', () => {
       const past = '2024-03-15T11:00:00Z'
       const future = '2024-03-16T00:00:00Z'
       const phases: Array<[string | null, string | null, BackupSpec['status']]> = [

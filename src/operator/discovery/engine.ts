@@ -145,7 +145,7 @@ interface Settings<S> {
 
 /**
  * A finalizer a discovery put on a user's object (an Ingress, an HTTPRoute) is released when the discovery stops for
- * good — disabled, or a CRD it needs gone (SPEC-NOTES "The operator's own transitions"): nothing would remove it
+ * good — disabled, or a CRD it needs gone: nothing would remove it
  * later, so the object's deletion (and its namespace's) would hang. Its CRs and their API objects stay. Read live and
  * patched with its resourceVersion (a conflict → read again), so other finalizers are kept.
  */

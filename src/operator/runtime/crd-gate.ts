@@ -58,7 +58,7 @@ export class CrdGate {
 /**
  * Whether the CRD `name` (e.g. `endpoints.polycrate.io`) is being deleted (it has a deletionTimestamp) or is gone:
  * a CR deleted then goes with its CRD — not a user deleting it — and a sync finalizer is released without deleting
- * anything in the API (SPEC-NOTES "The operator's own transitions"). Read live, not from the gate's cache: the CR's
+ * anything in the API. Read live, not from the gate's cache: the CR's
  * deletion event may arrive before the CRD's update, and the mistake would be irreversible. CR deletions are rare,
  * one GET each is cheap.
  */

@@ -1,5 +1,5 @@
 /**
- * A list/watch loop we own (runtime.md): paged initial list, watch with bookmarks and a jittered timeoutSeconds,
+ * A list/watch loop we own: paged initial list, watch with bookmarks and a jittered timeoutSeconds,
  * restart from the last resourceVersion, relist on 410 Gone (as HTTP status or in-stream ERROR), an idle timeout
  * for silent dead connections, and every other error retried forever with jittered backoff. Never stops on its own.
  */

@@ -1,10 +1,10 @@
 /**
  * Backup discovery (pure): Velero Backups/Schedules and CloudNativePG Backups/ScheduledBackups → the polycrate.io
- * Backup and BackupSchedule CRs the operator keeps for them (seed "Backup discovery", SPEC-NOTES "Hosts, volumes,
- * backups, certificates", protocols.md §3). No I/O; the clock is the parameter `now` (ms since the epoch).
+ * Backup and BackupSchedule CRs the operator keeps for them. No I/O; the clock is the parameter `now` (ms since the
+ * epoch).
  *
  * Shared decisions:
- * - The CRs live in the namespace of the Velero/CNPG object (SPEC-NOTES; the caller puts them there). CR name =
+ * - The CRs live in the namespace of the Velero/CNPG object (the caller puts them there). CR name =
  *   `velero-<name>` (Velero Backup and Schedule) or `cnpg-<name>` (CNPG Backup and ScheduledBackup); Backup and
  *   BackupSchedule are different kinds, so `velero-daily` may name one of each. A name that would be longer than
  *   253 characters (or not be a DNS subdomain) is rewritten by `discoveredCrName`: lower-cased, every character
@@ -31,7 +31,7 @@
  *   is not a list of strings → `cluster` and an `InvalidIncludedNamespaces` problem. Caveat: an app backup's
  *   identity uses the backed-up namespace, so two Velero installations backing up one namespace under the same
  *   backup name would share an API object (no real set-up does that).
- * - `status` from `status.phase` (SPEC-NOTES): absent/"" and New, Queued, ReadyToStart → pending; InProgress,
+ * - `status` from `status.phase`: absent/"" and New, Queued, ReadyToStart → pending; InProgress,
  *   WaitingForPluginOperations*, Finalizing* → running (a *PartiallyFailed variant still runs); Completed →
  *   completed; PartiallyFailed → partial; Failed, FailedValidation → failed; Deleting → expired when
  *   `status.expiration` is at or before `now`, else unknown (a deletion somebody asked for before expiry, or no
@@ -263,7 +263,7 @@ function scheduleNameOf(meta: BackupObjectMeta | undefined, kind: string, label:
 
 // -- Velero -----------------------------------------------------------------------------------------------------
 
-/** Velero Backup phase → API status (SPEC-NOTES); `unknownPhase` when the phase is not one Velero defines. */
+/** Velero Backup phase → API status (the table above); `unknownPhase` when the phase is not one Velero defines. */
 export function veleroBackupStatus(
   phase: string | undefined,
   expiration: number | undefined,

@@ -1,7 +1,7 @@
 /**
  * Backup and BackupSchedule sync: every Backup CR → `/api/v1/backups/backups/`, every BackupSchedule CR →
  * `/api/v1/backups/backup-schedules/`, with the cluster's id, as declarations on the generic sync feature. The
- * API's identity of both is (name, provider, source_namespace, k8s_cluster) (SPEC-NOTES), which is the adopt
+ * API's identity of both is (name, provider, source_namespace, k8s_cluster), which is the adopt
  * lookup; a Backup links its schedule by the BackupSchedule CR's API id (`schedule`, `status.schedule_id`), resynced
  * when the schedule gets one, so the link does not depend on which synced first.
  */

@@ -1,9 +1,8 @@
 /**
  * Certificate discovery (pure): a cert-manager Certificate → the polycrate.io Certificate CR the operator keeps for
- * it (seed "Certificate discovery: cert-manager → API": the CRD example, API mapping and status mapping tables;
- * SPEC-NOTES "Hosts, volumes, backups, certificates"; protocols.md §3). No I/O; the clock is the parameter `now`.
+ * it. No I/O; the clock is the parameter `now`.
  *
- * Mapping and the decisions where the seeds are silent:
+ * Mapping and its decisions:
  * - CR name = `certmanager-<namespace>-<name>` (the seed's example), in the Certificate's namespace; longer than 253
  *   characters → cut with a hash of the whole (`discoveredCrName`, discovery/names.ts). A Certificate without a name →
  *   no CR and a `MissingName` problem; without a namespace (plain test objects only) → "default".
@@ -46,8 +45,9 @@
  *   every condition timestamp and would make the API write for nothing).
  *
  * Status (`certificateStatusOf`), first rule that applies:
- * 1. NotAfter at or before `now` → `expired`, whatever Ready says (SPEC-NOTES). At the NotAfter instant itself the
- *    certificate already counts as expired, so a requeue at `nextStatusChangeAt` sees the new status.
+ * 1. NotAfter at or before `now` → `expired`, whatever Ready says (a certificate past NotAfter is unusable). At the
+ *    NotAfter instant itself the certificate already counts as expired, so a requeue at `nextStatusChangeAt` sees
+ *    the new status.
  * 2. Ready=True: NotAfter at most 30 days ahead (NotAfter − now ≤ 30 × 24 h) → `expiring_soon`, else `ready`
  *    (Ready=True with a failing renewal stays ready/expiring_soon: the certificate in use is valid).
  * 3. Ready=False:

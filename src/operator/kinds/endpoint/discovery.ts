@@ -47,7 +47,7 @@ export function endpointObjectFor(desired: DesiredEndpoint): DesiredObject {
   return {
     name: desired.name,
     namespace: desired.namespace,
-    // The source's full name is in spec.source; the label only has to fit (SPEC-NOTES "Label values").
+    // The source's full name is in spec.source; the label only has to fit (63 characters, see labelValue).
     labels: {[labels.discovered]: 'true', [sourceLabelOf(source.kind)]: labelValue(source.name), [labels.managedBy]: 'operator'},
     ...(source.uid ? {ownerReferences: [{apiVersion: apiVersions[source.kind], kind: source.kind, name: source.name, uid: source.uid}]} : {}),
     spec: desired.spec,

@@ -1,8 +1,8 @@
 /**
- * Host discovery (pure): a Kubernetes Node → the Host CR the operator keeps for it (see the seed's "Host discovery:
- * nodes → API" and SPEC-NOTES "Hosts, volumes, …"). No I/O, no clock: the same node always gives the same result.
+ * Host discovery (pure): a Kubernetes Node → the Host CR the operator keeps for it. No I/O, no clock: the same node
+ * always gives the same result.
  *
- * Mapping and the decisions where the seeds are silent:
+ * Mapping and its decisions:
  * - CR name = the node name (node names are DNS subdomains, so valid CR names; the CR lives in the operator's
  *   namespace). A node without a name gives no host and a `MissingName` problem.
  * - `spec.hostname` = the node name; `spec.name` = `apiSlug(node name)`: the API validates `name` as a slug, and
@@ -30,7 +30,7 @@
  * - `source` = {node_name, node_uid} (node_uid only when the node has one).
  * - `status.node_ready` = the Ready condition has status "True"; no Ready condition → false.
  * - Keys whose value would be undefined are left out of the spec, so a spec deep-equals what the API server returns.
- * - No labels are produced here; SPEC-NOTES "Label values": a caller labelling the CR with the node must use the
+ * - No labels are produced here; a caller labelling the CR with the node must use the
  *   slug (≤ 63) or an annotation, never the raw node name (up to 253 characters).
  */
 import {isIPv4, isIPv6} from 'node:net'

@@ -102,7 +102,7 @@ export function slimPod(object: KubeObject): SlimPod {
 /** The one pod informer request of every pod consumer (shared: same resource, no selector, same transform). */
 export const podsRequest = {resource: resources.pods, kind: 'Pod', transform: slimPod as (object: KubeObject) => KubeObject}
 
-/** Pods whose controller is a Job (and so CronJob pods too) are transient: never counted (seed, SPEC-NOTES). */
+/** Pods whose controller is a Job (and so CronJob pods too) are transient: never counted. */
 export function isJobPod(pod: KubeObject): boolean {
   return (pod as SlimPod).metadata.ownerReferences?.some((owner) => owner.controller && owner.kind === 'Job') ?? false
 }

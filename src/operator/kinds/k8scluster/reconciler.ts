@@ -1,5 +1,5 @@
 /**
- * K8sCluster registration (`K8sClusterReconciler`, seed "Creating resources: K8sCluster", SPEC-NOTES "K8sCluster").
+ * K8sCluster registration (`K8sClusterReconciler`).
  * A user-declared K8sCluster CR is probed with its own credentials (the token or kubeconfig in the Secret it names,
  * `spec.caCertificate` trusted): `GET /version`, then an authenticated `GET /api` → `status.reachable`,
  * `kubernetesVersion`, `lastProbedAt` and the phase `Ready` / `Unreachable` / `Unauthorized` / `Error` with a reason

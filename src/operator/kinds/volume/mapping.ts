@@ -1,6 +1,6 @@
 /**
- * Volume discovery (pure): a PersistentVolume → the K8sVolume CR the operator keeps for it (SPEC-NOTES "Hosts,
- * volumes, …", API §3.10 K8SVolumeRequest). No I/O, no clock: the same PV always gives the same result.
+ * Volume discovery (pure): a PersistentVolume → the K8sVolume CR the operator keeps for it (the API's
+ * K8SVolumeRequest). No I/O, no clock: the same PV always gives the same result.
  *
  * Mapping and the decisions where the seeds are silent:
  * - CR name = the PV name (a DNS subdomain, so a valid CR name; the CR lives in the operator's namespace). A PV
