@@ -30,8 +30,8 @@ import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
 import {WriteExpectations} from '../runtime/write-expectations.js'
 import type {ReconcileContext} from '../runtime/controller.js'
-import type {Informer} from '../runtime/informer.js'
-import type {InformerRequest, Manager} from '../runtime/manager.js'
+import type {Informer, InformerRequest} from '../runtime/informer.js'
+import type {Manager} from '../runtime/manager.js'
 import {specMetadataOrDeletionChanged, type UpdatePredicate} from '../runtime/predicates.js'
 import {
   planDiscovery,

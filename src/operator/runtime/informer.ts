@@ -35,6 +35,9 @@ export interface InformerOptions<T extends KubeObject> {
   random?: () => number
 }
 
+/** What a user of a shared informer asks for: the options without what the manager supplies. */
+export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics'>
+
 export interface EventHandler<T> {
   onAdd?(object: T): void
   onUpdate?(old: T, object: T): void
