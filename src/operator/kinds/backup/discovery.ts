@@ -1,5 +1,5 @@
 /**
- * Backup discovery (`BackupDiscoveryReconciler`, seed "Backup discovery"): Velero Backups and Schedules and, with
+ * Backup discovery (`BackupDiscoveryReconciler`): Velero Backups and Schedules and, with
  * `backup_discovery.cnpg_enabled`, CloudNativePG Backups and ScheduledBackups → Backup / BackupSchedule CRs in the
  * namespace of their source, as four declarations on the generic discovery feature (one per source kind, each
  * started when its CRD is Established and stopped when it goes). The mappings are pure (mapping.ts). Sources get no

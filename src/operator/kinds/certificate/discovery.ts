@@ -1,5 +1,5 @@
 /**
- * Certificate discovery (`CertificateDiscoveryReconciler`, seed "Certificate discovery: cert-manager → API"): every
+ * Certificate discovery (`CertificateDiscoveryReconciler`): every
  * cert-manager Certificate → a polycrate.io Certificate CR `certmanager-<namespace>-<name>` in its namespace, as a
  * declaration on the generic discovery feature; it starts when cert-manager's Certificate CRD is Established and
  * stops when it goes. The mapping is pure (mapping.ts), with `issuer_filter` and the namespace filters.

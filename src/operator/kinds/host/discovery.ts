@@ -1,5 +1,5 @@
 /**
- * Host discovery (`HostDiscoveryReconciler`, seed "Host discovery: nodes → API"): every Node → a Host CR of the
+ * Host discovery (`HostDiscoveryReconciler`): every Node → a Host CR of the
  * node's name in the operator's namespace, as a declaration on the generic discovery feature. The mapping is the
  * pure `hostForNode` (mapping.ts). `node_discovery.label_selector` selects the nodes; `status.node_ready` is the
  * node's Ready condition. Nodes carry no finalizer (the operator must never hold up a node's deletion): a node

@@ -1,7 +1,7 @@
 /**
- * S3Bucket provisioning (`S3BucketReconciler`, `s3_bucket_provisioning.enabled`, seed "S3Bucket provisioning:
- * CR → API → Secret"). A user-declared S3Bucket CR → a bucket in the Polycrate API (adopted when one of the same
- * name and region exists) → its keys in the Secret `s3-<bucket>-credentials` beside the CR.
+ * S3Bucket provisioning (`S3BucketReconciler`, `s3_bucket_provisioning.enabled`): a user-declared S3Bucket CR → a
+ * bucket in the Polycrate API (adopted when one of the same name and region exists) → its keys in the Secret
+ * `s3-<bucket>-credentials` beside the CR.
  *
  * Level-triggered: each reconcile observes the CR, its Secret (watched: a deleted or edited Secret is restored) and
  * the API, and moves the phase `Pending → Provisioning → WaitingForCredentials → Ready` (`Error` with a reason a
