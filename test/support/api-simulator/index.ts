@@ -1241,7 +1241,7 @@ export class ApiSimulator {
         workspace: names('workspaces', endpoint.workspace),
         organization: names('organizations', endpoint.organization),
         spec: endpoint.spec ?? null,
-        // Not in the contract's agent endpoint view: the expected body travels in the endpoint's annotations, so the agent sees them.
+        // Not in the contract's agent view: the expected body travels in the endpoint's annotations, so the agent sees it.
         ...(isObject(endpoint.annotations) && Object.keys(endpoint.annotations).length > 0 ? {annotations: endpoint.annotations} : {}),
       })),
     )

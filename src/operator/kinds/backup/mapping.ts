@@ -12,7 +12,7 @@
  *   uncut name appended, so two long names never share a CR.
  * - An object without `metadata.name` gives no CR and a `MissingName` problem. An object without a namespace (only
  *   plain test objects; the API server always sets one) counts as being in "default", as endpoint discovery does.
- * - `spec.name` = `apiSlug(<source name>)` (lib/api-names.ts): the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
+ * - `spec.name` = `apiSlug(<source name>)`: the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
  *   The API's natural key is (`name`, `provider`, `source_namespace`, `k8s_cluster`).
  * - Timestamps are normalised to RFC 3339 in UTC (`2024-01-01T00:00:00Z`; a non-zero fraction is kept to the
  *   millisecond), whatever offset they were written with; a Date (typed client objects) works too. A value that is

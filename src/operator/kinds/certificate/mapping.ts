@@ -4,7 +4,7 @@
  *
  * Mapping and its decisions:
  * - CR name = `certmanager-<namespace>-<name>` (the seed's example), in the Certificate's namespace; longer than 253
- *   characters → cut with a hash of the whole (`discoveredCrName`, discovery/names.ts). A Certificate without a name →
+ *   characters → cut with a hash of the whole (`discoveredCrName`). A Certificate without a name →
  *   no CR and a `MissingName` problem; without a namespace (plain test objects only) → "default".
  * - Labels, as the seed's example: `certificates.polycrate.io/issuer` = the issuer name,
  *   `certificates.polycrate.io/source` = the Certificate name, `certificates.polycrate.io/ready` = "true"/"false"
