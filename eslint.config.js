@@ -1,3 +1,6 @@
+import {existsSync} from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
@@ -35,6 +38,68 @@ const layerRules = Object.entries(forbiddenImports).map(([folder, above]) => ({
   },
 }))
 
+/**
+ * Inside src/operator: the kinds (src/operator/kinds/<kind>/) declare themselves to the generic engines, so
+ * - the engines (discovery/, sync/, runtime/) never import a kind;
+ * - a kind imports another kind only through a link declared here; anything else two kinds share lives in lib/,
+ *   discovery/ (its own types, names, timestamps) or kube/ (the resource table);
+ * - only operator.ts imports the feature registry (registry.ts imports every kind; anything else importing it would
+ *   depend on all of them).
+ * Checked on resolved paths, so `../artifact/x.js` and `../../kinds/artifact/x.js` are the same import.
+ */
+const kindLinks = {
+  // K8sApp discovery reads container images as Artifact discovery parses them (parseImage, registry filters, names).
+  k8sapp: ['artifact'],
+  // Artifact discovery shares K8sApp's one slim-pod informer (pods.ts) and its pod → app rule.
+  artifact: ['k8sapp'],
+}
+const engines = ['discovery', 'sync', 'runtime']
+const root = path.dirname(fileURLToPath(import.meta.url))
+for (const [kind, links] of Object.entries(kindLinks)) {
+  for (const name of [kind, ...links]) {
+    if (!existsSync(path.join(root, 'src/operator/kinds', name))) throw new Error(`kindLinks names src/operator/kinds/${name}, which does not exist`)
+  }
+}
+
+/** The message for an import of `target` by `file` (repo-relative, no extension) that breaks a rule, else undefined. */
+function operatorImportProblem(file, target) {
+  const kindOf = (p) => /^src\/operator\/kinds\/([^/]+)\//.exec(p)?.[1]
+  const engine = engines.find((name) => file.startsWith(`src/operator/${name}/`))
+  const targetKind = kindOf(target)
+  if (engine && targetKind) {
+    return `src/operator/${engine} may not import src/operator/kinds/${targetKind}: the engines are generic; kinds import engines, never the other way round.`
+  }
+  const fileKind = kindOf(file)
+  if (fileKind && targetKind && fileKind !== targetKind && !(kindLinks[fileKind] ?? []).includes(targetKind)) {
+    return `src/operator/kinds/${fileKind} may not import src/operator/kinds/${targetKind}: a kind imports another only through a link declared in kindLinks (eslint.config.js); move what they share to lib/, discovery/ or kube/.`
+  }
+  if (target === 'src/operator/registry' && file !== 'src/operator/operator') {
+    return 'only src/operator/operator.ts imports src/operator/registry.ts (it imports every feature); take what you need from operator.ts or as a parameter.'
+  }
+  return undefined
+}
+
+const operatorImports = {
+  meta: {type: 'problem', docs: {description: 'the import rules inside src/operator (engines, kinds, registry)'}, schema: []},
+  create(context) {
+    const withoutExtension = (p) => p.replace(/\.[cm]?[jt]s$/, '')
+    const file = withoutExtension(path.relative(root, context.filename).split(path.sep).join('/'))
+    const check = (source) => {
+      if (source?.type !== 'Literal' || typeof source.value !== 'string' || !source.value.startsWith('.')) return
+      const resolved = path.resolve(path.dirname(context.filename), source.value)
+      const target = withoutExtension(path.relative(root, resolved).split(path.sep).join('/'))
+      const message = operatorImportProblem(file, target)
+      if (message) context.report({node: source, message})
+    }
+    return {
+      ImportDeclaration: (node) => check(node.source),
+      ExportNamedDeclaration: (node) => check(node.source),
+      ExportAllDeclaration: (node) => check(node.source),
+      ImportExpression: (node) => check(node.source),
+    }
+  },
+}
+
 export default tseslint.config(
   {ignores: ['dist/**', 'node_modules/**', 'oclif.manifest.json', 'test/controlplane/**']},
   js.configs.recommended,
@@ -47,6 +112,11 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  {
+    files: ['src/**/*.ts'],
+    plugins: {house: {rules: {'operator-imports': operatorImports}}},
+    rules: {'house/operator-imports': 'error'},
+  },
   {
     files: ['bin/**/*.js', 'eslint.config.js'],
     languageOptions: {globals: {console: 'readonly', process: 'readonly'}},

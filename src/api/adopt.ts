@@ -1,5 +1,5 @@
 /**
- * Idempotent create (../shared/SPEC-NOTES.md, "API side"): look the object up by its natural key and adopt it;
+ * Idempotent create: look the object up by its natural key and adopt it;
  * create it only when nothing matches; a 409 on create means "it exists" (the contract asks the operator to read
  * it so), so look it up again and adopt that one. A crash between "API create" and "status write", or a POST whose
  * answer got lost and was retried, therefore never makes a duplicate.

@@ -1,6 +1,6 @@
 /**
  * The Polycrate API client: one `request()` that does auth, timeouts, retries, metrics and response validation,
- * and a typed member per resource the operator uses (../shared/reference/polycrate-api.md).
+ * and a typed member per resource the operator uses.
  *
  * Retries: network errors (refused, reset, dropped, DNS, timeout), 5xx and 429 are retried with jittered
  * exponential backoff (`baseDelayMs` × 2^n, ±25 %, capped at `maxDelayMs`); a 429/5xx `Retry-After` (seconds or

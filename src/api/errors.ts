@@ -2,7 +2,7 @@
  * Errors of the Polycrate API client. Every error carries the HTTP method and the request path (never the base
  * URL's credentials, never the token, never a request header) and a message a CLI can print as it is.
  *
- * The contract's error bodies (../shared/reference/polycrate-api.md §1, "Errors"):
+ * The API's error bodies:
  *   400 → ValidationError / ParseErrorResponse, 401…502 → `{type: "client_error", errors: [{code, detail, attr|null}]}`.
  * Classic DRF shapes (`{detail: "…"}`, `{field: ["…"]}`) and plain-text bodies are understood too.
  */

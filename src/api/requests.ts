@@ -1,7 +1,6 @@
 /**
- * Request bodies (the write side) as TypeScript types, from ../shared/reference/polycrate-api.md §3. Where the
- * SDK's request model was not read (DNS records, workspaces, blocks, maintenances, agents), the type lists the
- * likely fields and allows more.
+ * Request bodies (the write side) of the Polycrate API as TypeScript types. Where the SDK's request model was not
+ * read (DNS records, workspaces, blocks, maintenances, agents), the type lists the likely fields and allows more.
  */
 import type {EndpointKind, EndpointSpecInput} from './schemas.js'
 

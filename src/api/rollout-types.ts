@@ -1,5 +1,5 @@
 /**
- * The operator-rollout dashboard contract (ours to define, see ../shared/reference/polycrate-api.md): what
+ * The operator-rollout dashboard contract (ours to define: the Polycrate API has no such endpoint yet): what
  * `GET /api/v1/operator-rollout/` returns, and the row the force/pause/resume actions return. The API client
  * validates against these schemas; the simulator produces them.
  */

@@ -1,5 +1,5 @@
 /**
- * zod schemas of the Polycrate API responses the operator reads (../shared/reference/polycrate-api.md §3).
+ * zod schemas of the Polycrate API responses the operator reads.
  *
  * Lenient where the contract allows it: every object is a `z.looseObject`, so unknown keys pass and are kept
  * ("Unknown response keys are allowed"), and fields the contract marks optional or does not describe may be left

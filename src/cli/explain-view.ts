@@ -5,6 +5,7 @@
  */
 import type {OperatorConfigSpec} from '../crds/operator-config.js'
 import type {KubeClient, KubeObject} from '../kube/client.js'
+import {resources} from '../kube/resources.js'
 import {OPERATOR_CONFIG_NAME} from '../operator/conventions.js'
 import {validateOperatorConfig} from '../operator/config/operator-config.js'
 import {explainEndpoints, type ExplainTarget, type Explanation} from '../operator/kinds/endpoint/explain.js'
@@ -12,8 +13,8 @@ import type {GatewayLike, HTTPRouteLike, IngressLike} from '../operator/kinds/en
 import {renderTable} from './table.js'
 
 export const EXPLAIN_KINDS = {
-  ingress: {kind: 'Ingress', group: 'networking.k8s.io', version: 'v1', plural: 'ingresses'},
-  httproute: {kind: 'HTTPRoute', group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes'},
+  ingress: {kind: 'Ingress', ...resources.ingresses},
+  httproute: {kind: 'HTTPRoute', ...resources.httpRoutes},
 } as const
 
 /** `ingress/web`, `ingresses/web`, `httproute/shop`, `ing/web`, `Ingress/web` → kind and name; undefined if not one. */

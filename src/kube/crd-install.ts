@@ -2,6 +2,7 @@
 import {isDeepStrictEqual} from 'node:util'
 import type {KubeClient, KubeObject, ResourceRef} from './client.js'
 import {KubeApiError} from './client.js'
+import {resources} from './resources.js'
 
 export type InstallOutcome = 'created' | 'updated' | 'unchanged'
 
@@ -30,7 +31,7 @@ interface NamedObject {
   metadata: {name: string}
 }
 
-const crdRef = (name: string): ResourceRef => ({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+const crdRef = (name: string): ResourceRef => ({...resources.customResourceDefinitions, name})
 
 /** Applies one CRD (server-side, our field manager) and says whether that created, changed or kept it. */
 export async function applyCrd(client: KubeClient, crd: NamedObject, dryRun = false): Promise<InstallResult> {

@@ -6,6 +6,7 @@
 import {createHash} from 'node:crypto'
 import type {KubeClient, KubeObject} from './client.js'
 import {KubeApiError} from './client.js'
+import {resources} from './resources.js'
 
 export type EventType = 'Normal' | 'Warning'
 
@@ -43,14 +44,14 @@ export class EventRecorder {
         previous.count++
         previous.lastSent = now.getTime()
         await this.options.client.mergePatch(
-          {group: '', version: 'v1', plural: 'events', namespace: previous.namespace, name: previous.name},
+          {...resources.events, namespace: previous.namespace, name: previous.name},
           {count: previous.count, lastTimestamp: now.toISOString()},
         )
         return
       }
       const hash = createHash('sha256').update(identity).digest('hex').slice(0, 10)
       const name = `${object.metadata?.name ?? 'object'}.${hash}.${now.getTime().toString(16)}`.slice(0, 253)
-      await this.options.client.create({group: '', version: 'v1', plural: 'events', namespace}, {
+      await this.options.client.create({...resources.events, namespace}, {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: {name, namespace},

@@ -1,5 +1,5 @@
 /**
- * Cron expression checks (pure), written after the two parsers the backup tools use (protocols.md §3):
+ * Cron expression checks (pure), written after the two parsers the backup tools use (Velero, CloudNativePG):
  *
  * - `standard` — Velero's `spec.schedule`: robfig/cron v3 `ParseStandard`: exactly 5 fields
  *   (minute hour day-of-month month day-of-week), an optional `TZ=<zone> ` / `CRON_TZ=<zone> ` prefix, or a

@@ -111,7 +111,7 @@ export const deprecatedFinalizers = {
  */
 export const installedBy = {label: 'polycrate.io/installed-by', value: 'polycrate-operator-install'} as const
 
-/** The cloud-provider conventions the cloud controller (CCM-lite) follows (k8s.io/cloud-provider, protocols.md §5). */
+/** The cloud-provider conventions the cloud controller (CCM-lite) follows (those of k8s.io/cloud-provider). */
 export const cloudProvider = {
   /** `spec.providerID` = `polycrate://<clusterID>/<node>`. */
   providerName: 'polycrate',
@@ -138,8 +138,8 @@ export const conditionTypes = {
 export const MAX_LABEL_VALUE = 63
 
 /**
- * A label value for a name that may be longer than a label allows (SPEC-NOTES "Label values"): the name itself
- * when it fits, else its first characters and a hash of the whole, so that it stays unique and valid. Where the
+ * A label value for a name that may be longer than a label allows (63 characters; names go up to 253): the name
+ * itself when it fits, else its first characters and a hash of the whole, so that it stays unique and valid. Where the
  * full name matters it is kept elsewhere (spec.source, an annotation).
  */
 export function labelValue(name: string): string {

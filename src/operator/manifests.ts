@@ -4,10 +4,8 @@
  * Service (both select every replica), the NetworkPolicy of the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
  */
 import type {KubeObject} from '../kube/client.js'
-import {ApiSession} from './agent/api-session.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
-import {defaultFeatures} from './registry.js'
-import {CORE_PERMISSIONS, roleRules, type Permission} from './permissions.js'
+import {roleRules, type Permission} from './permissions.js'
 
 export interface ManifestOptions {
   namespace: string
@@ -37,12 +35,11 @@ export const GRACEFUL_SHUTDOWN_SECONDS = 30
 /** preStop sleep + graceful shutdown + a margin for the kubelet. */
 export const TERMINATION_GRACE_PERIOD_SECONDS = PRE_STOP_SLEEP_SECONDS + GRACEFUL_SHUTDOWN_SECONDS + 10
 
-/** Everything the operator may do: its core and the union of its features' declarations. */
-export function operatorPermissions(): Permission[] {
-  return [...CORE_PERMISSIONS, ...defaultFeatures(new ApiSession()).flatMap((feature) => feature.permissions)]
-}
-
-export function operatorManifests(options: ManifestOptions, permissions: readonly Permission[] = operatorPermissions()): KubeObject[] {
+/**
+ * `permissions`: everything the operator may do (`operatorPermissions()` of operator.ts, which knows the features);
+ * a parameter, so that the manifests do not depend on the feature registry.
+ */
+export function operatorManifests(options: ManifestOptions, permissions: readonly Permission[]): KubeObject[] {
   const {namespace} = options
   const name = OPERATOR_NAME
   const selector = {'app.kubernetes.io/name': name}

@@ -9,6 +9,7 @@ import {ApiSession} from './agent/api-session.js'
 import type {Logger} from '../lib/logger.js'
 import {CrdGate} from './runtime/crd-gate.js'
 import {Manager, type ManagerOptions} from './runtime/manager.js'
+import {CORE_PERMISSIONS, type Permission} from './permissions.js'
 
 export interface OperatorOptions extends ManagerOptions {
   client: KubeClient
@@ -23,6 +24,14 @@ export interface Operator {
   features: FeatureSet
   api: ApiSession
   run(signal: AbortSignal): Promise<void>
+}
+
+/**
+ * Everything the operator may do: its core and the union of its features' declarations (the RBAC roles of the
+ * generated manifests). Here, because only the operator knows its features.
+ */
+export function operatorPermissions(): Permission[] {
+  return [...CORE_PERMISSIONS, ...defaultFeatures(new ApiSession()).flatMap((feature) => feature.permissions)]
 }
 
 export function createOperator(options: OperatorOptions): Operator {

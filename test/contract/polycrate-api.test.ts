@@ -1,6 +1,6 @@
 /**
  * Contract tests: the API client against the Polycrate API simulator (test/support/api-simulator), both written
- * from ../shared/reference/polycrate-api.md. Every resource the operator uses: create, get, list with filters and
+ * from the Polycrate API's contract. Every resource the operator uses: create, get, list with filters and
  * pages, update, delete (202 soft-delete vs 204), 409, 404; agent side; rollout; and adopt-or-create under faults.
  */
 import assert from 'node:assert/strict'

@@ -29,7 +29,7 @@ interface Expected {
 }
 const https = (name: string, host: string, extra: Partial<Expected> = {}): Expected => ({name, host, tls: true, port: 443, path: '/', timeout: 5, interval: 60, status: [200], ...extra})
 
-/** Each example's "Result" line (with SPEC-NOTES' corrections: timeout 5 s by default, TLS on by default). */
+/** Each example's expected endpoints (the defaults: timeout 5 s, TLS on). */
 const results: Record<string, Expected[]> = {
   webapp: [https('app-example-com', 'app.example.com')],
   'api-service': [https('api-example-com', 'api.example.com', {path: '/api/health'})],

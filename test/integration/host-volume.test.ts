@@ -28,7 +28,7 @@ const volumesIn = (namespace: string) => ({group: 'polycrate.io', version: 'v1al
 /** A unique prefix per test: Nodes and PVs are cluster-scoped and the control plane is shared with other files. */
 const uniquePrefix = () => `hv-${randomBytes(3).toString('hex')}`
 
-/** The slug rule as documented in src/operator/kinds/host/mapping.ts (written out here, not imported). */
+/** The slug rule as documented in src/lib/api-names.ts (written out here, not imported). */
 function documentedSlug(name: string): string {
   if (name.length <= 63 && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) return name
   const readable = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
@@ -315,7 +315,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(liveApiHostsNamed(name).length, 0, 'no live API host of that name')
   })
 
-  it('ten odd nodes → Host CRs with the documented defaults, Warning Events on the nodes where hosts.ts reports a problem', async () => {
+  it('ten odd nodes → Host CRs with the documented defaults, Warning Events on the nodes where hostForNode reports a problem', async () => {
     const p = uniquePrefix()
     const longName = `${p}-${'x'.repeat(70 - p.length - 1 - 4)}-end`
     assert.equal(longName.length, 70)

@@ -19,6 +19,7 @@ import {finalizers, installedBy} from '../../src/operator/conventions.js'
 import type {ObjectResult} from '../../src/operator/install/cluster-objects.js'
 import {installOperator} from '../../src/operator/install/install.js'
 import {installPlan} from '../../src/operator/install/objects.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
@@ -157,7 +158,7 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     // The same values with metrics disabled, through the exported function (what the end-to-end test calls).
     const document = yaml.load(readFileSync(valuesFile, 'utf8')) as {blocks: Array<{config: Record<string, unknown>}>}
     const values = parseBlockValues({...document.blocks[0]!.config, metrics: {enabled: false}})
-    const report = await installOperator(client, {values, plan: installPlan(values)})
+    const report = await installOperator(client, {values, plan: installPlan(values, operatorPermissions())})
     assert.equal(outcome(report.results, 'VMServiceScrape', 'polycrate-operator'), 'deleted')
     assert.equal(await client.getOrUndefined(refs.scrape(namespace)), undefined)
   })

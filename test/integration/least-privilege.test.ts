@@ -17,6 +17,7 @@ import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
@@ -69,7 +70,7 @@ describe('least privilege: the operator under the generated RBAC', function () {
       agent: {enabled: true},
     }))
     // The generated RBAC objects, applied as an admin would (the rest of the manifests needs a kubelet).
-    const objects = operatorManifests({namespace, image: 'unused', replicas: 1, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
+    const objects = operatorManifests({namespace, image: 'unused', replicas: 1, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false}, operatorPermissions())
     for (const object of objects.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind!))) {
       const {group, version} = refOf(object)
       const plural = {ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings', Role: 'roles', RoleBinding: 'rolebindings'}[object.kind!]!
@@ -222,7 +223,7 @@ describe('least privilege: the operator under the generated RBAC', function () {
     const objects = operatorManifests({
       namespace, image: 'registry.example.com/polycrate-operator:1.0.0', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false,
       dns01: {groupName: 'acme.example.com', solverName: 'polycrate', port: 10250, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}},
-    }).filter((object) => object.kind !== 'Issuer') // the only kind whose CRD this cluster lacks
+    }, operatorPermissions()).filter((object) => object.kind !== 'Issuer') // the only kind whose CRD this cluster lacks
     assert.ok(objects.some((object) => object.kind === 'Deployment') && objects.some((object) => object.kind === 'APIService'))
     for (const object of objects) {
       const ref = refOf(object)

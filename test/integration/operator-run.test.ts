@@ -9,6 +9,7 @@ import {eventually, startOperator, type OperatorProcess} from '../support/operat
 import {parsePromText} from '../support/prom-text.js'
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
 
 const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
@@ -121,7 +122,7 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     const podOf = new Map([[a, 'operator-a'], [b, 'operator-b']])
     const leaderLabel = async (operator: OperatorProcess) => (await client.get<KubeObject>(podRef(podOf.get(operator)!))).metadata?.labels?.[LEADER_POD_LABEL]
     // What the webhook Service of `polycrate operator manifests` selects (every replica; the leader label only informs).
-    const webhookService = operatorManifests({namespace, image: 'unused', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false})
+    const webhookService = operatorManifests({namespace, image: 'unused', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false}, operatorPermissions())
       .find((o) => o.kind === 'Service' && o.metadata?.name === OPERATOR_NAME) as KubeObject & {spec: {selector: Record<string, string>}}
     const selected = async () => (await client.request<{items: KubeObject[]}>({
       path: `/api/v1/namespaces/${namespace}/pods`,

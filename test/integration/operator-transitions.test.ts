@@ -1,5 +1,5 @@
 /**
- * The operator's own transitions (SPEC-NOTES "The operator's own transitions"), end to end against the real
+ * The operator's own transitions (a feature disabled, a CRD removed), end to end against the real
  * apiserver and the API simulator: a feature disabled releases the finalizers it put on users' objects.
  */
 import assert from 'node:assert/strict'

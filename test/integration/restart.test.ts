@@ -1,5 +1,5 @@
 /**
- * A restart must change nothing (TESTING.md "Every feature gets a restart test"): with Endpoints, Hosts and
+ * A restart must change nothing (every feature gets a restart test): with Endpoints, Hosts and
  * K8sVolumes synced, restarting the operator and toggling discovery settings deletes no CR, deletes or creates no
  * API object and keeps every API id. And a reconcile stalled on the API ends with the grace period on SIGTERM.
  */

@@ -288,7 +288,7 @@ function cniConfig(cniDir: string): object {
   }
 }
 
-/** The settings this machine needs (reference/real-node.md): cgroup v1 with cgroupfs, no QoS cgroups, no swap
+/** The settings this machine needs (a shared CI host): cgroup v1 with cgroupfs, no QoS cgroups, no swap
  * check, image GC and eviction that never fire on a shared disk. */
 function kubeletConfig(dirs: {kubelet: string; logs: string}, caFile: string): object {
   return {

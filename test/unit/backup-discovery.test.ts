@@ -5,8 +5,6 @@ import {backupScheduleSpec, type BackupScheduleSpec} from '../../src/crds/backup
 import {
   cnpgBackup,
   cnpgScheduledBackup,
-  discoveredCrName,
-  normalizeTimestamp,
   veleroBackup,
   veleroSchedule,
   type BackupDiscoveryResult,
@@ -16,7 +14,9 @@ import {
   type VeleroBackupLike,
   type VeleroScheduleLike,
 } from '../../src/operator/kinds/backup/mapping.js'
-import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import {discoveredCrName} from '../../src/operator/discovery/names.js'
+import {normalizeTimestamp} from '../../src/operator/discovery/timestamps.js'
+import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
 import {backupPayload, backupProvider, backupSchedulePayload} from '../../src/operator/kinds/backup/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -417,7 +417,7 @@ describe('backup discovery (pure)', () => {
       it(name, () => assert.deepEqual(checkedBackup(veleroBackup(input, NOW)), expected))
     }
 
-    describe('phase → status (SPEC-NOTES)', () => {
+    describe('phase → status', () => {
       const past = '2024-03-15T11:00:00Z'
       const future = '2024-03-16T00:00:00Z'
       const phases: Array<[string | null, string | null, BackupSpec['status']]> = [

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import type {KubeClient, KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {NAMESPACE_INDEX} from '../../src/operator/runtime/cache.js'
-import {informerKey, Manager, type InformerRequest} from '../../src/operator/runtime/manager.js'
+import type {InformerRequest} from '../../src/operator/runtime/informer.js'
+import {informerKey, Manager} from '../../src/operator/runtime/manager.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import {
   type CertManagerCertificateLike,
   type IssuanceState,
 } from '../../src/operator/kinds/certificate/mapping.js'
-import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
 import {certificatePayload} from '../../src/operator/kinds/certificate/payload.js'
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -269,7 +269,7 @@ const production = (name: string): Source => ({kind: 'Ingress', name, namespace:
 describe('endpoint discovery (pure)', () => {
   describe('the seeds\' Ingress examples', () => {
     const cases: Array<{example: string; ingress: IngressLike; endpoints: Array<{name: string; spec: EndpointSpec}>}> = [
-      {example: '1 (timeout 5 s per SPEC-NOTES, TLS on by default → https :443)', ingress: example1, endpoints: [
+      {example: '1 (timeout 5 s by default, TLS on by default → https :443)', ingress: example1, endpoints: [
         {name: 'app-example-com', spec: spec('app.example.com', production('webapp'))},
       ]},
       {example: '2', ingress: example2, endpoints: [
@@ -620,7 +620,7 @@ describe('endpoint discovery (pure)', () => {
   })
 
   // -------------------------------------------------------------------------------------------------------------
-  describe('TLS and port of Ingress hosts (SPEC-NOTES)', () => {
+  describe('TLS and port of Ingress hosts', () => {
     const source: Source = {kind: 'Ingress', name: 'web', namespace: 'apps'}
     const cases: Array<[string, Record<string, string>, string[] | undefined, Partial<EndpointSpec>]> = [
       ['TLS on by default, port 443', {}, undefined, {}],

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
 import type {V1Node} from '@kubernetes/client-node'
 import {hostSpec, type HostSpec} from '../../src/crds/host.js'
-import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
+import {apiSlug, isApiSlug} from '../../src/lib/api-names.js'
 import {
-  apiSlug,
   hostForNode,
-  isApiSlug,
   parseOsImage,
   type HostDiscoveryResult,
   type NodeLike,

@@ -4,6 +4,7 @@ import type {KubeObject} from '../../src/kube/client.js'
 import {finalizers} from '../../src/operator/conventions.js'
 import {rolloutState} from '../../src/operator/install/install.js'
 import {dockerConfigJson, installPlan, planObjects} from '../../src/operator/install/objects.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
 import {operatorFinalizers, ownsLoadBalancerFinalizer} from '../../src/operator/install/uninstall.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
 
@@ -24,7 +25,7 @@ describe('install plan from block values (pure)', () => {
       external_dns_webhook: {port: 9999},
     },
   })
-  const plan = installPlan(values)
+  const plan = installPlan(values, operatorPermissions())
 
   it('the Deployment takes image, replicas, resources, pull Secret and capabilities (drop ALL stays)', () => {
     const deployment = deploymentOf(plan.workload)
@@ -67,7 +68,7 @@ describe('install plan from block values (pure)', () => {
   })
 
   it('without token or credentials: no Secrets; flags override image and namespace', () => {
-    const bare = installPlan(parseBlockValues({}), {image: 'registry.example.com/x:1', namespace: 'elsewhere'})
+    const bare = installPlan(parseBlockValues({}), operatorPermissions(), {image: 'registry.example.com/x:1', namespace: 'elsewhere'})
     assert.equal(bare.tokenSecret, undefined)
     assert.equal(bare.pullSecret, undefined)
     assert.deepEqual([bare.tokenSecretName, bare.pullSecretName], ['polycrate-api-token', 'polycrate-registry'])
@@ -77,7 +78,7 @@ describe('install plan from block values (pure)', () => {
   })
 
   it('dns01_webhook.enabled adds the DNS01 objects', () => {
-    const withDns01 = installPlan(parseBlockValues({operator_config: {dns01_webhook: {enabled: true, group_name: 'acme.example.com'}}}))
+    const withDns01 = installPlan(parseBlockValues({operator_config: {dns01_webhook: {enabled: true, group_name: 'acme.example.com'}}}), operatorPermissions())
     assert.ok(withDns01.workload.some((o) => o.kind === 'APIService' && o.metadata?.name === 'v1alpha1.acme.example.com'))
     assert.ok(!plan.workload.some((o) => o.kind === 'APIService'))
   })

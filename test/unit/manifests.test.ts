@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type {KubeObject} from '../../src/kube/client.js'
-import {GRACEFUL_SHUTDOWN_SECONDS, operatorManifests, operatorPermissions, PRE_STOP_SLEEP_SECONDS} from '../../src/operator/manifests.js'
+import {GRACEFUL_SHUTDOWN_SECONDS, operatorManifests, PRE_STOP_SLEEP_SECONDS} from '../../src/operator/manifests.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
 import {CORE_PERMISSIONS, policyRules, roleRules, type Permission} from '../../src/operator/permissions.js'
 
 const base = {namespace: 'polycrate', image: 'registry.example.com/polycrate-operator:1.2.3', replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: false}
@@ -95,8 +96,10 @@ describe('the operator\'s own permissions', () => {
 })
 
 describe('operatorManifests (pure)', () => {
+  const permissions = operatorPermissions()
+
   it('binds the ServiceAccount to the generated ClusterRole and the namespace Role', () => {
-    const objects = operatorManifests(base)
+    const objects = operatorManifests(base, permissions)
     const [role] = find(objects, 'ClusterRole', 'polycrate-operator') as Array<KubeObject & {rules: unknown}>
     assert.deepEqual(role!.rules, roleRules(operatorPermissions()).cluster)
     const binding = find(objects, 'ClusterRoleBinding', 'polycrate-operator')[0] as unknown as {subjects: unknown; roleRef: {name: string}}
@@ -106,7 +109,7 @@ describe('operatorManifests (pure)', () => {
   })
 
   it('runs two leader-electing, non-root replicas with a read-only root filesystem and probes on the health port', () => {
-    const deployment = find(operatorManifests(base), 'Deployment')[0] as unknown as {spec: {replicas: number; template: {spec: {securityContext: {runAsNonRoot: boolean}; containers: Array<{image: string; args: string[]; securityContext: Record<string, unknown>; livenessProbe: {httpGet: unknown}; readinessProbe: {httpGet: unknown}; resources: {limits: Record<string, string>; requests: Record<string, string>}}>}}}}
+    const deployment = find(operatorManifests(base, permissions), 'Deployment')[0] as unknown as {spec: {replicas: number; template: {spec: {securityContext: {runAsNonRoot: boolean}; containers: Array<{image: string; args: string[]; securityContext: Record<string, unknown>; livenessProbe: {httpGet: unknown}; readinessProbe: {httpGet: unknown}; resources: {limits: Record<string, string>; requests: Record<string, string>}}>}}}}
     assert.equal(deployment.spec.replicas, 2)
     const container = deployment.spec.template.spec.containers[0]!
     assert.equal(container.image, base.image)
@@ -119,7 +122,7 @@ describe('operatorManifests (pure)', () => {
   })
 
   it('opens the external-dns webhook port to the whole cluster (the seed\'s NetworkPolicy) and serves it', () => {
-    const objects = operatorManifests({...base, externalDnsWebhookPort: 9999})
+    const objects = operatorManifests({...base, externalDnsWebhookPort: 9999}, permissions)
     const policy = find(objects, 'NetworkPolicy')[0] as unknown as {spec: {ingress: Array<{from?: unknown; ports: Array<{port: number}>}>}}
     assert.ok(policy.spec.ingress.some((rule) => JSON.stringify(rule.from) === '[{"namespaceSelector":{}}]' && rule.ports.some((port) => port.port === 9999)))
     const service = find(objects, 'Service', 'polycrate-operator')[0] as unknown as {spec: {ports: Array<{name: string; port: number}>}}
@@ -127,7 +130,7 @@ describe('operatorManifests (pure)', () => {
   })
 
   it('routes the webhooks and metrics to every replica (webhooks serve on each), which learn their Pod name', () => {
-    const objects = operatorManifests({...base, vmServiceScrape: true})
+    const objects = operatorManifests({...base, vmServiceScrape: true}, permissions)
     type Service = {metadata: {labels: Record<string, string>}; spec: {selector: Record<string, string>; ports: Array<{name: string}>}}
     const [webhooks] = find(objects, 'Service', 'polycrate-operator') as unknown as Service[]
     const [metrics] = find(objects, 'Service', 'polycrate-operator-metrics') as unknown as Service[]
@@ -147,8 +150,8 @@ describe('operatorManifests (pure)', () => {
   })
 
   it('adds the DNS01 APIService, its serving certificate and cert-manager\'s right to call the solver only when asked', () => {
-    assert.deepEqual(find(operatorManifests(base), 'APIService'), [])
-    const objects = operatorManifests({...base, dns01: {groupName: 'acme.example.com', solverName: 'polycrate', port: 10250, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}}})
+    assert.deepEqual(find(operatorManifests(base, permissions), 'APIService'), [])
+    const objects = operatorManifests({...base, dns01: {groupName: 'acme.example.com', solverName: 'polycrate', port: 10250, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}}}, permissions)
     const service = find(objects, 'APIService')[0] as unknown as {metadata: {name: string; annotations: Record<string, string>}; spec: {group: string; version: string; service: unknown}}
     assert.equal(service.metadata.name, 'v1alpha1.acme.example.com')
     assert.deepEqual([service.spec.group, service.spec.version, service.spec.service], ['acme.example.com', 'v1alpha1', {name: 'polycrate-operator', namespace: 'polycrate', port: 443}])
@@ -160,7 +163,7 @@ describe('operatorManifests (pure)', () => {
 
   it('stops gracefully: preStop sleep, then a grace period longer than sleep + graceful shutdown; defaults without values', () => {
     type Pod = {terminationGracePeriodSeconds: number; imagePullSecrets?: unknown; containers: Array<{lifecycle: unknown; resources: unknown; securityContext: {capabilities: unknown}}>}
-    const pod = (find(operatorManifests(base), 'Deployment')[0] as unknown as {spec: {template: {spec: Pod}}}).spec.template.spec
+    const pod = (find(operatorManifests(base, permissions), 'Deployment')[0] as unknown as {spec: {template: {spec: Pod}}}).spec.template.spec
     assert.deepEqual(pod.containers[0]!.lifecycle, {preStop: {sleep: {seconds: PRE_STOP_SLEEP_SECONDS}}})
     assert.ok(pod.terminationGracePeriodSeconds > PRE_STOP_SLEEP_SECONDS + GRACEFUL_SHUTDOWN_SECONDS, String(pod.terminationGracePeriodSeconds))
     assert.deepEqual(pod.containers[0]!.resources, {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}})
@@ -169,8 +172,8 @@ describe('operatorManifests (pure)', () => {
   })
 
   it('adds a VMServiceScrape for the metrics port only when asked', () => {
-    assert.deepEqual(find(operatorManifests(base), 'VMServiceScrape'), [])
-    const scrape = find(operatorManifests({...base, vmServiceScrape: true}), 'VMServiceScrape')[0] as unknown as {spec: {endpoints: unknown}}
+    assert.deepEqual(find(operatorManifests(base, permissions), 'VMServiceScrape'), [])
+    const scrape = find(operatorManifests({...base, vmServiceScrape: true}, permissions), 'VMServiceScrape')[0] as unknown as {spec: {endpoints: unknown}}
     assert.deepEqual(scrape.spec.endpoints, [{port: 'metrics', path: '/metrics'}])
   })
 })

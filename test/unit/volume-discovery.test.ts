@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
 import type {V1PersistentVolume} from '@kubernetes/client-node'
 import {k8sVolumeSpec, type K8sVolumeSpec} from '../../src/crds/k8s-volume.js'
-import type {DiscoveryProblem} from '../../src/operator/kinds/endpoint/types.js'
+import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
 import {
   volumeForPersistentVolume,
   type PersistentVolumeLike,

@@ -10,6 +10,7 @@ import {collectInventory} from '../../kube/resources-inventory.js'
 import {FIELD_MANAGER} from '../../operator/conventions.js'
 import type {ObjectResult} from '../../operator/install/cluster-objects.js'
 import {installOperator, waitForRollout, type RolloutState} from '../../operator/install/install.js'
+import {operatorPermissions} from '../../operator/operator.js'
 import {installPlan} from '../../operator/install/objects.js'
 
 export interface InstallOutput {
@@ -57,7 +58,7 @@ export default class Install extends JsonAwareCommand {
   async run(): Promise<InstallOutput> {
     const {flags} = await this.parse(Install)
     const values = readValues(flags.values, (message) => this.error(message, {exit: 2}))
-    const plan = installPlan(values, {image: flags.image, namespace: flags.namespace})
+    const plan = installPlan(values, operatorPermissions(), {image: flags.image, namespace: flags.namespace})
     const image = flags.image ?? values.image
     const json = this.jsonEnabled()
     const {spinner, colour, line, warn} = progress({json, log: (text) => this.log(text), logToStderr: (text) => this.logToStderr(text)})

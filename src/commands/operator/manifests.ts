@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {JsonAwareCommand} from '../../cli/json-aware-command.js'
 import {toMultiDocumentYaml} from '../../crds/render.js'
+import {operatorPermissions} from '../../operator/operator.js'
 import {installPlan, planObjects} from '../../operator/install/objects.js'
 import {loadBlockValues} from '../../operator/install/values-file.js'
 import {defaultImage, ValuesError, type BlockValues} from '../../operator/install/values.js'
@@ -61,7 +62,7 @@ export default class Manifests extends JsonAwareCommand {
         certManagerServiceAccount: {namespace: saNamespace!, name: saName!},
       }
       : undefined
-    const plan = installPlan(values, {
+    const plan = installPlan(values, operatorPermissions(), {
       image: flags.image,
       namespace: flags.namespace,
       overrides: {

@@ -6,6 +6,7 @@ import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {loadKube} from '../../kube/load.js'
 import {FIELD_MANAGER} from '../../operator/conventions.js'
+import {operatorPermissions} from '../../operator/operator.js'
 import {installPlan} from '../../operator/install/objects.js'
 import {uninstallOperator, type UninstallReport} from '../../operator/install/uninstall.js'
 
@@ -44,7 +45,7 @@ export default class Uninstall extends JsonAwareCommand {
     const values = readValues(flags.values, (message) => this.error(message, {exit: 2}))
     // The DNS01 webhook's objects go whether or not the values enable it now (an earlier install may have made them).
     const dns01 = values.effectiveSpec.dns01_webhook
-    const plan = installPlan(values, {
+    const plan = installPlan(values, operatorPermissions(), {
       namespace: flags.namespace,
       overrides: {dns01: {groupName: dns01.group_name, solverName: dns01.solver_name, port: dns01.port, certManagerServiceAccount: {namespace: 'cert-manager', name: 'cert-manager'}}},
     })

@@ -4,8 +4,9 @@
  * use as the cluster's identity); a fallback (the OperatorConfig's uid) when that cannot be read.
  */
 import type {KubeClient} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 
 export async function operatorAgentId(client: Pick<KubeClient, 'getOrUndefined'>, prefix: string, fallback: () => string | Promise<string>): Promise<string> {
-  const kubeSystem = await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: 'kube-system'}).catch(() => undefined)
+  const kubeSystem = await client.getOrUndefined({...resources.namespaces, name: 'kube-system'}).catch(() => undefined)
   return `${prefix}-operator-${kubeSystem?.metadata?.uid ?? await fallback()}`
 }

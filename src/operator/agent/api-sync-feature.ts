@@ -18,6 +18,7 @@ import {operatorConfigCrd} from '../../crds/operator-config.js'
 import {API_VERSION, crdResource} from '../../crds/define.js'
 import type {Condition} from '../../crds/schema.js'
 import type {KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {operatorVersion} from '../../version.js'
 import {credentialsSecret, setCondition, type OperatorConfig} from '../config/operator-config.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
@@ -70,7 +71,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
   const builder = manager.controller('api-sync')
   // Only the token Secret, and the OperatorConfig's spec changes: both come to the one key.
   const secrets = builder.watches<SecretObject>({
-    resource: {group: '', version: 'v1', plural: 'secrets', namespace},
+    resource: {...resources.secrets, namespace},
     kind: 'Secret',
     fieldSelector: `metadata.name=${secretRef.secret_name}`,
   }, () => [key])

@@ -10,12 +10,12 @@ import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
 import {hostCrd, type HostSpec, type HostStatus} from '../../crds/host.js'
 import {operatorConfigCrd} from '../../crds/operator-config.js'
 import type {KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
-import {nodeResource} from '../kinds/host/discovery.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {planNodeInit, type CloudNode} from './node-init.js'
 
@@ -49,7 +49,7 @@ export function CloudNodeController(session: ApiSession): Feature {
     start(manager) {
       const namespace = manager.namespace
       const builder = manager.controller('cloud-node')
-      const nodes = builder.for({resource: nodeResource, kind: 'Node', transform: slimCloudNode}, {onUpdate: contentChanged})
+      const nodes = builder.for({resource: resources.nodes, kind: 'Node', transform: slimCloudNode}, {onUpdate: contentChanged})
       const hostResource = {...crdResource(hostCrd), namespace}
       const hosts = builder.watches<HostObject>({resource: hostResource, kind: hostCrd.kind}, (host) => [host.spec?.source?.node_name ?? host.metadata.name])
       const allNodes = () => nodes.cache.list().map((node) => node.metadata?.name ?? '')
@@ -79,7 +79,7 @@ export function CloudNodeController(session: ApiSession): Feature {
         }
         for (const warning of plan.warnings) await running.recorder.record(node, 'Warning', warning.reason, warning.message)
         const {providerID, labels, taints} = plan.patch
-        await manager.client.mergePatch({...nodeResource, name: node.metadata.name}, {
+        await manager.client.mergePatch({...resources.nodes, name: node.metadata.name}, {
           metadata: {labels, resourceVersion: node.metadata.resourceVersion},
           spec: {...(providerID ? {providerID} : {}), taints},
         }, {signal})

@@ -1,7 +1,7 @@
 /**
  * LoadBalancer Services (pure): whether the operator manages a Service, and the Polycrate API load balancer
- * instance it wants for it (seed "Cloud controller (CCM-lite)"; the upstream service controller of
- * k8s.io/cloud-provider as the model). No I/O, no clock: the same Service and Nodes always give the same result.
+ * instance it wants for it (the upstream service controller of k8s.io/cloud-provider as the model). No I/O, no
+ * clock: the same Service and Nodes always give the same result.
  *
  * Which Services (`serviceScope`):
  * - Only `spec.type: LoadBalancer`. A Service with `spec.loadBalancerClass` belongs to that class's controller

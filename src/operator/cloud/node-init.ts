@@ -1,6 +1,6 @@
 /**
  * Node initialization of the cloud controller (pure): what to do with one Node, given its Host CR, the cluster's
- * API id and the agent's PoP (seed "Cloud controller (CCM-lite)", semantics table; protocols.md §5). No I/O.
+ * API id and the agent's PoP, following the conventions of k8s.io/cloud-provider's node controller. No I/O.
  *
  * Decisions, in this order:
  * - Only a node carrying the taint `node.cloudprovider.kubernetes.io/uninitialized` is initialized (as the

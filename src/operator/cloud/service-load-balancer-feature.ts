@@ -24,12 +24,12 @@ import {
   type PolycrateApiClient,
 } from '../../api/index.js'
 import type {KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
 import {Finalizer} from '../runtime/finalizer.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
-import {nodeResource} from '../kinds/host/discovery.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {
   desiredLoadBalancer,
@@ -50,7 +50,6 @@ type NodeObject = KubeObject & LbNode
 /** How often a Service whose load balancer has no IP yet is polled. */
 export const IP_POLL_MS = 2_000
 
-const serviceResource = {group: '', version: 'v1', plural: 'services'}
 
 /** Only what the load balancers depend on: Ready, addresses, labels. */
 export function slimLbNode(node: KubeObject): KubeObject {
@@ -88,7 +87,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
       const finalizer = finalizers.loadBalancerCleanup
       const client = manager.client
       const builder = manager.controller('cloud-load-balancer')
-      const services = builder.for<ServiceObject>({resource: serviceResource, kind: 'Service'}, {
+      const services = builder.for<ServiceObject>({resource: resources.services, kind: 'Service'}, {
         // Own status writes (the ingress) cause no reconcile; spec, metadata and deletion do.
         onUpdate: (old, next) => JSON.stringify([old.spec, old.metadata?.annotations, old.metadata?.finalizers, old.metadata?.deletionTimestamp])
           !== JSON.stringify([next.spec, next.metadata?.annotations, next.metadata?.finalizers, next.metadata?.deletionTimestamp]),
@@ -96,9 +95,9 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
       const lbServiceKeys = () => services.cache.list()
         .filter((service) => service.spec?.type === 'LoadBalancer' || service.metadata.finalizers?.includes(finalizer))
         .map((service) => `${service.metadata.namespace}/${service.metadata.name}`)
-      const nodes = builder.watches({resource: nodeResource, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
+      const nodes = builder.watches({resource: resources.nodes, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
 
-      const refOf = (service: ServiceObject, subresource?: string) => ({...serviceResource, namespace: service.metadata.namespace, name: service.metadata.name, subresource})
+      const refOf = (service: ServiceObject, subresource?: string) => ({...resources.services, namespace: service.metadata.namespace, name: service.metadata.name, subresource})
       const guard = new Finalizer<ServiceObject>({client, name: finalizer, refOf: (service) => refOf(service)})
       const writeIngress = async (service: ServiceObject, ip: string | undefined, signal: AbortSignal) => {
         if (ingressUpToDate(service, ip)) return

@@ -30,8 +30,8 @@ import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
 import {WriteExpectations} from '../runtime/write-expectations.js'
 import type {ReconcileContext} from '../runtime/controller.js'
-import type {Informer} from '../runtime/informer.js'
-import type {InformerRequest, Manager} from '../runtime/manager.js'
+import type {Informer, InformerRequest} from '../runtime/informer.js'
+import type {Manager} from '../runtime/manager.js'
 import {specMetadataOrDeletionChanged, type UpdatePredicate} from '../runtime/predicates.js'
 import {
   planDiscovery,
@@ -92,6 +92,9 @@ export interface DiscoveryContext {
   loaded?: unknown
 }
 
+/** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own (nodes, PVs). */
+export const DEFAULT_SWEEP_MINUTES = 10
+
 export interface DiscoveryDeclaration<Settings> {
   /** Feature and controller name (`endpoint-discovery`): status.controllers, metrics, logs. */
   name: string
@@ -107,7 +110,7 @@ export interface DiscoveryDeclaration<Settings> {
   requiredCrds?: readonly string[]
   /** What the pure functions read from the config and the cluster's CRDs; a change restarts the feature. */
   settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings
-  /** Interval of the stale sweep (the section's `stale_cleanup_minutes`, where it has one). */
+  /** Interval of the stale sweep (the section's `stale_cleanup_minutes`, else `DEFAULT_SWEEP_MINUTES`). */
   staleCleanupMinutes(config: OperatorConfig): number
   sources(settings: Settings): DiscoverySource[]
   /** The group of a discovered CR (reconciled when it changes). */
@@ -142,7 +145,7 @@ interface Settings<S> {
 
 /**
  * A finalizer a discovery put on a user's object (an Ingress, an HTTPRoute) is released when the discovery stops for
- * good — disabled, or a CRD it needs gone (SPEC-NOTES "The operator's own transitions"): nothing would remove it
+ * good — disabled, or a CRD it needs gone: nothing would remove it
  * later, so the object's deletion (and its namespace's) would hang. Its CRs and their API objects stay. Read live and
  * patched with its resourceVersion (a conflict → read again), so other finalizers are kept.
  */

@@ -4,7 +4,7 @@
  * and source migration actions. external-dns' `Plan.Calculate` in spirit: the source computes the desired set, the
  * plan diffs it with the current set, the executor (engine.ts) writes it, each action on its own.
  *
- * Deletion rules (SPEC-NOTES "Every setting has an effect"):
+ * Deletion rules (each cleanup setting has an effect):
  * - a discovered CR whose source is still cached but no longer wants it, or whose source's deletion this process
  *   saw, is deleted at once;
  * - a CR whose source is simply not there (gone while the operator did not watch, or never existed) is an orphan:

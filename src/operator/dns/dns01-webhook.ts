@@ -26,6 +26,7 @@ import type {TLSSocket} from 'node:tls'
 import type {Registry} from 'prom-client'
 import {z} from 'zod'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {allowMethods, sendJson, sendText, startHttpServer, type RunningHttpServer} from '../../lib/http-server.js'
 import type {Logger} from '../../lib/logger.js'
 import {createCertificate} from '../../lib/x509.js'
@@ -150,13 +151,13 @@ export function Dns01Webhook(session: ApiSession): Feature {
 }
 
 async function readFrontProxyAuth(client: KubeClient): Promise<FrontProxyAuth | undefined> {
-  const configMap = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>({group: '', version: 'v1', plural: 'configmaps', ...EXTENSION_APISERVER_AUTHENTICATION})
+  const configMap = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>({...resources.configMaps, ...EXTENSION_APISERVER_AUTHENTICATION})
   return frontProxyAuthFrom(configMap?.data)
 }
 
 /** The Secret's certificate, or a self-signed one made now (logged, with what the APIService then needs). */
 async function servingCertificate(client: KubeClient, namespace: string, logger: Logger): Promise<{cert: string; key: string}> {
-  const secret = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>({group: '', version: 'v1', plural: 'secrets', namespace, name: DNS01_SERVING_SECRET}).catch((error: unknown) => {
+  const secret = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>({...resources.secrets, namespace, name: DNS01_SERVING_SECRET}).catch((error: unknown) => {
     logger.warn('serving certificate Secret could not be read', {secret: `${namespace}/${DNS01_SERVING_SECRET}`, error: (error as Error).message})
     return undefined
   })

@@ -1,5 +1,6 @@
 /** What install and uninstall do to single objects: resource references, apply with an outcome, delete, release finalizers. */
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 
 /** One line of install/uninstall: an object and what happened to it. */
 export interface ObjectResult {
@@ -72,7 +73,7 @@ export function resultOf(object: KubeObject, outcome: ObjectResult['outcome'], n
   }
 }
 
-export const crdRef = (name: string): ResourceRef => ({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+export const crdRef = (name: string): ResourceRef => ({...resources.customResourceDefinitions, name})
 
 export async function crdExists(client: KubeClient, name: string): Promise<boolean> {
   return (await client.getOrUndefined(crdRef(name))) !== undefined

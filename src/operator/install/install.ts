@@ -5,7 +5,8 @@
  */
 import {allCrds} from '../../crds/index.js'
 import {customResourceDefinitions} from '../../crds/render.js'
-import type {KubeClient, KubeObject} from '../../kube/client.js'
+import {resourcePath, type KubeClient, type KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {installCrds} from '../../kube/crd-install.js'
 import {installedBy, OPERATOR_NAME} from '../conventions.js'
 import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
@@ -52,7 +53,7 @@ export async function installOperator(client: KubeClient, options: InstallOperat
   }
   report(await applyObject(client, plan.namespaceObject, {mark}))
 
-  const tokenRef = {group: '', version: 'v1', plural: 'secrets', namespace, name: values.apiSync.secretName}
+  const tokenRef = {...resources.secrets, namespace, name: values.apiSync.secretName}
   if (plan.tokenSecret) {
     report(await applyObject(client, plan.tokenSecret, {mark}))
   } else {
@@ -137,7 +138,7 @@ export async function waitForRollout(
 ): Promise<RolloutState> {
   const timeoutMs = options.timeoutMs ?? 300_000
   const deadline = Date.now() + timeoutMs
-  const ref = {group: 'apps', version: 'v1', plural: 'deployments', namespace, name: OPERATOR_NAME}
+  const ref = {...resources.deployments, namespace, name: OPERATOR_NAME}
   let last = ''
   for (;;) {
     const state = rolloutState(await client.getOrUndefined<DeploymentObject>(ref))
@@ -165,7 +166,7 @@ interface PodObject extends KubeObject {
 async function podProblems(client: KubeClient, namespace: string): Promise<string> {
   try {
     const pods = await client.request<{items: PodObject[]}>({
-      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      path: resourcePath({...resources.pods, namespace}),
       query: {labelSelector: `app.kubernetes.io/name=${OPERATOR_NAME}`},
     })
     const lines: string[] = []

@@ -7,6 +7,7 @@ import {API_VERSION} from '../../crds/define.js'
 import type {KubeObject} from '../../kube/client.js'
 import {OPERATOR_NAME} from '../conventions.js'
 import {operatorManifests, type ManifestOptions} from '../manifests.js'
+import type {Permission} from '../permissions.js'
 import type {BlockValues} from './values.js'
 
 export const VM_SERVICE_SCRAPE_CRD = 'vmservicescrapes.operator.victoriametrics.com'
@@ -66,10 +67,11 @@ export function manifestOptions(values: BlockValues, options: InstallPlanOptions
   }
 }
 
-export function installPlan(values: BlockValues, options: InstallPlanOptions = {}): InstallPlan {
+/** `permissions`: what the operator's RBAC roles grant (`operatorPermissions()`). */
+export function installPlan(values: BlockValues, permissions: readonly Permission[], options: InstallPlanOptions = {}): InstallPlan {
   const manifestSettings = manifestOptions(values, options)
   const {namespace} = manifestSettings
-  const all = operatorManifests(manifestSettings)
+  const all = operatorManifests(manifestSettings, permissions)
   const namespaceObject = all.find((object) => object.kind === 'Namespace')!
   const vmServiceScrape = all.find((object) => object.kind === 'VMServiceScrape')!
   const workload = all.filter((object) => object !== namespaceObject && object !== vmServiceScrape)

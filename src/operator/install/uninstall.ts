@@ -8,7 +8,8 @@
  */
 import {allCrds} from '../../crds/index.js'
 import {GROUP} from '../../crds/define.js'
-import type {KubeClient, KubeObject, ResourceRef} from '../../kube/client.js'
+import {resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {deprecatedFinalizers, finalizers, installedBy, LEADER_LEASE_NAME, OPERATOR_NAME} from '../conventions.js'
 import {serviceManagement, type LbService} from '../cloud/load-balancer.js'
 import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
@@ -36,8 +37,8 @@ export function operatorFinalizers(): Set<string> {
 
 /** The users' objects the operator puts finalizers on (discovery sources with a cleanup finalizer). */
 export const FINALIZED_SOURCES: ReadonlyArray<{kind: string; group: string; version: string; plural: string}> = [
-  {kind: 'Ingress', group: 'networking.k8s.io', version: 'v1', plural: 'ingresses'},
-  {kind: 'HTTPRoute', group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes'},
+  {kind: 'Ingress', ...resources.ingresses},
+  {kind: 'HTTPRoute', ...resources.httpRoutes},
 ]
 
 interface OperatorConfigObject extends KubeObject {
@@ -69,7 +70,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
 
   // 1. Stop the operator, so that no replica adds a finalizer again.
   options.onStep?.('stopping the operator…')
-  const deploymentRef = {group: 'apps', version: 'v1', plural: 'deployments', namespace, name: OPERATOR_NAME}
+  const deploymentRef = {...resources.deployments, namespace, name: OPERATOR_NAME}
   const deployment = await client.getOrUndefined<KubeObject & {spec?: {replicas?: number}}>(deploymentRef)
   if (deployment && deployment.spec?.replicas !== 0) {
     await client.mergePatch(deploymentRef, {spec: {replicas: 0}})
@@ -88,13 +89,13 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
   }
   const lbFinalizer = new Set<string>([finalizers.loadBalancerCleanup])
   const others: string[] = []
-  for (const service of await listAll(client, '/api/v1/services') ?? []) {
+  for (const service of await listAll(client, resourcePath(resources.services)) ?? []) {
     if (!(service.metadata?.finalizers as string[] | undefined)?.includes(finalizers.loadBalancerCleanup)) continue
     if (!ownsLoadBalancerFinalizer(config, service as LbService & KubeObject)) {
       others.push(`${service.metadata?.namespace}/${service.metadata?.name}`)
       continue
     }
-    const ref = {group: '', version: 'v1', plural: 'services', namespace: service.metadata?.namespace, name: service.metadata?.name}
+    const ref = {...resources.services, namespace: service.metadata?.namespace, name: service.metadata?.name}
     await release(client, ref, {...service, kind: 'Service'}, lbFinalizer, report, ' (their load balancers stay in the Polycrate API)')
   }
   if (others.length > 0 && config?.spec?.cloud_controller?.enabled) {
@@ -132,7 +133,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
   }
 
   // 5. The namespace: only if install created it and nothing else lives there.
-  const namespaceObject = await client.getOrUndefined<KubeObject>({group: '', version: 'v1', plural: 'namespaces', name: namespace})
+  const namespaceObject = await client.getOrUndefined<KubeObject>({...resources.namespaces, name: namespace})
   if (namespaceObject && !namespaceObject.metadata?.deletionTimestamp) {
     if (namespaceObject.metadata?.labels?.[installedBy.label] !== installedBy.value) {
       report(resultOf(namespaceObject, 'kept', 'not created by install'))
@@ -167,7 +168,7 @@ async function release(
 
 /** Deletes a Secret install made (our label); one a person made stays. */
 async function deleteIfInstalled(client: KubeClient, secret: KubeObject, report: (result: ObjectResult) => void): Promise<void> {
-  const ref = {group: '', version: 'v1', plural: 'secrets', namespace: secret.metadata?.namespace, name: secret.metadata?.name}
+  const ref = {...resources.secrets, namespace: secret.metadata?.namespace, name: secret.metadata?.name}
   const existing = await client.getOrUndefined<KubeObject>(ref)
   if (!existing) return
   if (existing.metadata?.labels?.[installedBy.label] === installedBy.value) reportDeleted(report, await deleteObject(client, secret))
@@ -176,7 +177,7 @@ async function deleteIfInstalled(client: KubeClient, secret: KubeObject, report:
 
 async function operatorPods(client: KubeClient, namespace: string): Promise<KubeObject[]> {
   const pods = await client.request<{items: KubeObject[]}>({
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+    path: resourcePath({...resources.pods, namespace}),
     query: {labelSelector: `app.kubernetes.io/name=${OPERATOR_NAME}`},
   })
   return pods.items

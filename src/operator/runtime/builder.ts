@@ -19,8 +19,8 @@ import type {KubeObject} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
 import type {IndexFunction} from './cache.js'
 import {Controller, type Reconciler, type Watch} from './controller.js'
-import type {Informer} from './informer.js'
-import type {InformerRequest, Manager} from './manager.js'
+import type {Informer, InformerRequest} from './informer.js'
+import type {OperatorMetrics} from './metrics.js'
 import type {UpdatePredicate} from './predicates.js'
 
 export interface WatchOptions<T extends KubeObject> {
@@ -50,6 +50,21 @@ export interface RunningController {
   stop(): Promise<void>
 }
 
+/**
+ * What a builder needs of the manager that made it (the Manager is one). Declared here, so that builder.ts does not
+ * import manager.ts, which imports it.
+ */
+export interface BuilderHost {
+  readonly logger: Logger
+  readonly metrics: OperatorMetrics
+  readonly maxConcurrentReconciles: number
+  informer<T extends KubeObject>(request: InformerRequest<T>): Informer<T>
+  releaseInformer<T extends KubeObject>(informer: Informer<T>): Promise<void>
+  recorder(name: string): EventRecorder
+  addController(controller: Controller): void
+  removeController(controller: Controller): Promise<void>
+}
+
 export class ControllerBuilder {
   private readonly watchList: Watch[] = []
   private readonly readList: Informer<KubeObject>[] = []
@@ -57,7 +72,7 @@ export class ControllerBuilder {
   private built = false
 
   constructor(
-    private readonly manager: Manager,
+    private readonly manager: BuilderHost,
     readonly name: string,
   ) {}
 

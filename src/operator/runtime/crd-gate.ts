@@ -4,6 +4,7 @@
  * Only names and conditions are kept: the schemas of some upstream CRDs are hundreds of kilobytes.
  */
 import type {KubeClient, KubeObject} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import type {Informer} from './informer.js'
 import type {Manager} from './manager.js'
 
@@ -18,7 +19,7 @@ export class CrdGate {
 
   constructor(manager: Manager) {
     this.informer = manager.informer<CrdSummary>({
-      resource: {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions'},
+      resource: resources.customResourceDefinitions,
       kind: 'CustomResourceDefinition',
       transform: (crd) => ({
         apiVersion: crd.apiVersion,
@@ -57,11 +58,11 @@ export class CrdGate {
 /**
  * Whether the CRD `name` (e.g. `endpoints.polycrate.io`) is being deleted (it has a deletionTimestamp) or is gone:
  * a CR deleted then goes with its CRD — not a user deleting it — and a sync finalizer is released without deleting
- * anything in the API (SPEC-NOTES "The operator's own transitions"). Read live, not from the gate's cache: the CR's
+ * anything in the API. Read live, not from the gate's cache: the CR's
  * deletion event may arrive before the CRD's update, and the mistake would be irreversible. CR deletions are rare,
  * one GET each is cheap.
  */
 export async function crdGoing(client: KubeClient, name: string): Promise<boolean> {
-  const crd = await client.getOrUndefined<KubeObject>({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+  const crd = await client.getOrUndefined<KubeObject>({...resources.customResourceDefinitions, name})
   return !crd || Boolean(crd.metadata?.deletionTimestamp)
 }

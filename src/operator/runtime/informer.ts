@@ -1,5 +1,5 @@
 /**
- * A list/watch loop we own (runtime.md): paged initial list, watch with bookmarks and a jittered timeoutSeconds,
+ * A list/watch loop we own: paged initial list, watch with bookmarks and a jittered timeoutSeconds,
  * restart from the last resourceVersion, relist on 410 Gone (as HTTP status or in-stream ERROR), an idle timeout
  * for silent dead connections, and every other error retried forever with jittered backoff. Never stops on its own.
  */
@@ -34,6 +34,9 @@ export interface InformerOptions<T extends KubeObject> {
   metrics?: OperatorMetrics
   random?: () => number
 }
+
+/** What a user of a shared informer asks for: the options without what the manager supplies. */
+export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics'>
 
 export interface EventHandler<T> {
   onAdd?(object: T): void

@@ -16,6 +16,7 @@
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
@@ -145,7 +146,7 @@ export class LeaderElector {
     if (!(this.leaseDurationMs > this.renewDeadlineMs)) {
       throw new Error(`leader election: leaseDuration (${this.leaseDurationMs} ms) must be greater than renewDeadline (${this.renewDeadlineMs} ms)`)
     }
-    this.ref = {group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace, name: this.name}
+    this.ref = {...resources.leases, namespace: this.namespace, name: this.name}
     this.fields = {lease: `${this.namespace}/${this.name}`, identity: this.identity}
     this.metrics?.leaderElectionStatus.set({name: this.name}, 0)
   }

@@ -12,6 +12,7 @@
 import {Backoff, sleep} from '../../lib/backoff.js'
 import type {Logger} from '../../lib/logger.js'
 import {KubeApiError, type KubeClient} from '../../kube/client.js'
+import {resources} from '../../kube/resources.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {LEADER_POD_LABEL} from '../conventions.js'
 
@@ -61,7 +62,7 @@ export class LeaderPodLabel {
         const value = this.desired
         try {
           await client.mergePatch(
-            {group: '', version: 'v1', plural: 'pods', namespace, name: podName},
+            {...resources.pods, namespace, name: podName},
             {metadata: {labels: {[LEADER_POD_LABEL]: String(value)}}},
             {signal},
           )

@@ -23,7 +23,7 @@ import {
   type EventLoopCheck,
   type RunningHttpServer,
 } from './http-servers.js'
-import {Informer, type InformerOptions} from './informer.js'
+import {Informer, type InformerOptions, type InformerRequest} from './informer.js'
 import {LeaderElector} from './leader-election.js'
 import {LeaderPodLabel} from './leader-pod-label.js'
 import {OperatorMetrics} from './metrics.js'
@@ -67,8 +67,6 @@ interface SharedInformer {
   informer: Informer<KubeObject>
   users: number
 }
-
-export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics'>
 
 const transformIds = new WeakMap<object, number>()
 let nextTransformId = 1

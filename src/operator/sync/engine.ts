@@ -5,7 +5,7 @@
  * - the finalizer (kube-rs' `finalizer()` Apply/Cleanup): on before the API object can exist (discovered CRs are
  *   created with it already), and on deletion the API object is deleted before it is removed — unless the CR goes
  *   because its CRD is being deleted (read live): then it is released and the API object kept, for adoption later;
- * - the existence check that recreates an object deleted on the API side (seeds: "API sync and self-healing"),
+ * - the existence check that recreates an object deleted on the API side (self-healing),
  *   adopt-or-create by the kind's natural key (a crash between create and status write never duplicates), and
  *   writes only when the payload hash (`configHash`/`config_hash`) changed;
  * - the status in the kind's style (`statusStyle` of its CRD: `apiID` or `api_id`, …), one write per change;

@@ -1,5 +1,5 @@
 /**
- * The Polycrate API simulator: a small node:http server over ../shared/reference/polycrate-api.md with an
+ * The Polycrate API simulator: a small node:http server that follows the Polycrate API's contract, with an
  * in-memory store, token → workspace/organization mapping, a request log, fault injection, and the operator
  * rollout dashboard. Tests start one on an ephemeral port; `npm run api-sim` runs one for local development.
  *
@@ -1241,7 +1241,7 @@ export class ApiSimulator {
         workspace: names('workspaces', endpoint.workspace),
         organization: names('organizations', endpoint.organization),
         spec: endpoint.spec ?? null,
-        // Not in §3.4: the expected body travels in the endpoint's annotations (SPEC-NOTES), so the agent sees them.
+        // Not in the contract's agent view: the expected body travels in the endpoint's annotations, so the agent sees it.
         ...(isObject(endpoint.annotations) && Object.keys(endpoint.annotations).length > 0 ? {annotations: endpoint.annotations} : {}),
       })),
     )

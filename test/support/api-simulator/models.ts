@@ -1,7 +1,7 @@
 /**
  * What the simulator knows about each collection under /api/v1/: required fields, allowed values, uniqueness
  * rules, foreign keys it checks, list filters, who may see it and what an agent token may do with it. All of it
- * comes from ../shared/reference/polycrate-api.md (sections 2 and 3); the comments say where the contract was
+ * comes from the Polycrate API's contract (its models and endpoints); the comments say where the contract was
  * silent and the simulator decided.
  */
 

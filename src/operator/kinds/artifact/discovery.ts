@@ -1,7 +1,7 @@
 /**
- * Artifact discovery (`ArtifactDiscoveryReconciler`, block README "Artifact Discovery"): every container image in
+ * Artifact discovery (`ArtifactDiscoveryReconciler`): every container image in
  * use (init containers included) → one cluster-scoped Artifact CR, as a declaration on the generic discovery
- * feature; one group per Artifact name. Artifacts stay in the cluster (no API sync, SPEC-NOTES).
+ * feature; one group per Artifact name. Artifacts stay in the cluster: the API has no artifacts, so there is no sync.
  *
  * Settings: `watch_namespaces` / `ignore_namespaces` (which pods count), `registry_filter.include_registries` /
  * `exclude_registries` (an Artifact of a registry the filter stops admitting is removed at once), `pod_label_selector` (the pod informer's label selector: with one set, artifact discovery

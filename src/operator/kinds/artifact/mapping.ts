@@ -1,5 +1,5 @@
 /**
- * Artifact discovery (pure): container image references → Artifact CRs (SPEC-NOTES "K8sApps and artifacts").
+ * Artifact discovery (pure): container image references → Artifact CRs.
  *
  * Decisions where the seeds are silent:
  * - The reference is taken as the pod spec writes it (`spec.containers[].image`, init containers included); the

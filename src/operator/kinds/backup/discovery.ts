@@ -1,8 +1,8 @@
 /**
- * Backup discovery (`BackupDiscoveryReconciler`, seed "Backup discovery"): Velero Backups and Schedules and, with
+ * Backup discovery (`BackupDiscoveryReconciler`): Velero Backups and Schedules and, with
  * `backup_discovery.cnpg_enabled`, CloudNativePG Backups and ScheduledBackups → Backup / BackupSchedule CRs in the
  * namespace of their source, as four declarations on the generic discovery feature (one per source kind, each
- * started when its CRD is Established and stopped when it goes). The mappings are pure (backups.ts). Sources get no
+ * started when its CRD is Established and stopped when it goes). The mappings are pure (mapping.ts). Sources get no
  * finalizer (Velero and CloudNativePG delete their objects themselves); each CR has an owner reference to its source.
  * `velero_namespace` is where Velero keeps its objects (only that namespace is watched); `ignore_namespaces` skips
  * CloudNativePG objects there and Velero backups of those namespaces.
@@ -11,6 +11,7 @@ import {backupCrd, type BackupSpec} from '../../../crds/backup.js'
 import {backupScheduleCrd} from '../../../crds/backup-schedule.js'
 import type {CrdDefinition} from '../../../crds/define.js'
 import type {KubeObject, ResourceRef} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import type {OperatorConfig} from '../../config/operator-config.js'
 import {finalizers, labels} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
@@ -37,9 +38,6 @@ interface BackupSource {
   namespace(settings: BackupSettings): string | undefined
   enabled(settings: BackupSettings): boolean
 }
-
-const velero = (plural: string) => ({group: 'velero.io', version: 'v1', plural})
-const cnpg = (plural: string) => ({group: 'postgresql.cnpg.io', version: 'v1', plural})
 
 /** The source namespace a backup is about (for ignore_namespaces): the spec's, else the source's own. */
 function sourceNamespaceOf(spec: unknown, object: KubeObject): string | undefined {
@@ -83,22 +81,22 @@ function backupDiscovery(source: BackupSource): Feature {
 }
 
 export const veleroBackupDiscovery = backupDiscovery({
-  name: 'velero-backup-discovery', provider: 'velero', kind: 'Backup', apiVersion: 'velero.io/v1', resource: velero('backups'),
+  name: 'velero-backup-discovery', provider: 'velero', kind: 'Backup', apiVersion: 'velero.io/v1', resource: resources.veleroBackups,
   crd: veleroCrds.backups, target: backupCrd, map: veleroBackup as Mapping,
   namespace: (settings) => settings.velero_namespace, enabled: () => true,
 })
 export const veleroScheduleDiscovery = backupDiscovery({
-  name: 'velero-schedule-discovery', provider: 'velero', kind: 'Schedule', apiVersion: 'velero.io/v1', resource: velero('schedules'),
+  name: 'velero-schedule-discovery', provider: 'velero', kind: 'Schedule', apiVersion: 'velero.io/v1', resource: resources.veleroSchedules,
   crd: veleroCrds.schedules, target: backupScheduleCrd, map: veleroSchedule as Mapping,
   namespace: (settings) => settings.velero_namespace, enabled: () => true,
 })
 export const cnpgBackupDiscovery = backupDiscovery({
-  name: 'cnpg-backup-discovery', provider: 'cloudnativepg', kind: 'Backup', apiVersion: 'postgresql.cnpg.io/v1', resource: cnpg('backups'),
+  name: 'cnpg-backup-discovery', provider: 'cloudnativepg', kind: 'Backup', apiVersion: 'postgresql.cnpg.io/v1', resource: resources.cnpgBackups,
   crd: cnpgCrds.backups, target: backupCrd, map: cnpgBackup as Mapping,
   namespace: () => undefined, enabled: (settings) => settings.cnpg_enabled,
 })
 export const cnpgScheduleDiscovery = backupDiscovery({
-  name: 'cnpg-schedule-discovery', provider: 'cloudnativepg', kind: 'ScheduledBackup', apiVersion: 'postgresql.cnpg.io/v1', resource: cnpg('scheduledbackups'),
+  name: 'cnpg-schedule-discovery', provider: 'cloudnativepg', kind: 'ScheduledBackup', apiVersion: 'postgresql.cnpg.io/v1', resource: resources.cnpgScheduledBackups,
   crd: cnpgCrds.scheduledBackups, target: backupScheduleCrd, map: cnpgScheduledBackup as Mapping,
   namespace: () => undefined, enabled: (settings) => settings.cnpg_enabled,
 })

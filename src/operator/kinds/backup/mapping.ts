@@ -1,10 +1,10 @@
 /**
  * Backup discovery (pure): Velero Backups/Schedules and CloudNativePG Backups/ScheduledBackups → the polycrate.io
- * Backup and BackupSchedule CRs the operator keeps for them (seed "Backup discovery", SPEC-NOTES "Hosts, volumes,
- * backups, certificates", protocols.md §3). No I/O; the clock is the parameter `now` (ms since the epoch).
+ * Backup and BackupSchedule CRs the operator keeps for them. No I/O; the clock is the parameter `now` (ms since the
+ * epoch).
  *
  * Shared decisions:
- * - The CRs live in the namespace of the Velero/CNPG object (SPEC-NOTES; the caller puts them there). CR name =
+ * - The CRs live in the namespace of the Velero/CNPG object (the caller puts them there). CR name =
  *   `velero-<name>` (Velero Backup and Schedule) or `cnpg-<name>` (CNPG Backup and ScheduledBackup); Backup and
  *   BackupSchedule are different kinds, so `velero-daily` may name one of each. A name that would be longer than
  *   253 characters (or not be a DNS subdomain) is rewritten by `discoveredCrName`: lower-cased, every character
@@ -12,7 +12,7 @@
  *   uncut name appended, so two long names never share a CR.
  * - An object without `metadata.name` gives no CR and a `MissingName` problem. An object without a namespace (only
  *   plain test objects; the API server always sets one) counts as being in "default", as endpoint discovery does.
- * - `spec.name` = `apiSlug(<source name>)` (hosts.ts): the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
+ * - `spec.name` = `apiSlug(<source name>)`: the API validates `name` as `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
  *   The API's natural key is (`name`, `provider`, `source_namespace`, `k8s_cluster`).
  * - Timestamps are normalised to RFC 3339 in UTC (`2024-01-01T00:00:00Z`; a non-zero fraction is kept to the
  *   millisecond), whatever offset they were written with; a Date (typed client objects) works too. A value that is
@@ -31,7 +31,7 @@
  *   is not a list of strings → `cluster` and an `InvalidIncludedNamespaces` problem. Caveat: an app backup's
  *   identity uses the backed-up namespace, so two Velero installations backing up one namespace under the same
  *   backup name would share an API object (no real set-up does that).
- * - `status` from `status.phase` (SPEC-NOTES): absent/"" and New, Queued, ReadyToStart → pending; InProgress,
+ * - `status` from `status.phase`: absent/"" and New, Queued, ReadyToStart → pending; InProgress,
  *   WaitingForPluginOperations*, Finalizing* → running (a *PartiallyFailed variant still runs); Completed →
  *   completed; PartiallyFailed → partial; Failed, FailedValidation → failed; Deleting → expired when
  *   `status.expiration` is at or before `now`, else unknown (a deletion somebody asked for before expiry, or no
@@ -98,20 +98,22 @@
  * - `metadata` = {cluster, method (spec.method), backup_owner_reference (spec.backupOwnerReference, absent → "none",
  *   CNPG's default), next_schedule_at (status.nextScheduleTime), error (status.error)}. No cluster → `MissingCluster`.
  */
-import {createHash} from 'node:crypto'
 import type {BackupSpec} from '../../../crds/backup.js'
 import type {BackupScheduleSpec} from '../../../crds/backup-schedule.js'
 import {checkCron} from '../../../lib/cron.js'
 import {canonicalGoDuration, parseGoDuration} from '../../../lib/duration.js'
-import type {DiscoveryProblem, TimestampLike} from '../endpoint/types.js'
-import {apiSlug, withoutUndefined} from '../host/mapping.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {discoveredCrName} from '../../discovery/names.js'
+import {timestampField, timestampMillis} from '../../discovery/timestamps.js'
+import {commonProblemReasons, quoted, type DiscoveryProblem, type TimestampLike} from '../../discovery/types.js'
 
 /** The `reason` values of backup discovery problems (also used as Kubernetes Event reasons). */
 export const backupProblemReasons = {
-  missingName: 'MissingName',
+  missingName: commonProblemReasons.missingName,
   unknownBackupPhase: 'UnknownBackupPhase',
   unknownSchedulePhase: 'UnknownSchedulePhase',
-  invalidTimestamp: 'InvalidTimestamp',
+  invalidTimestamp: commonProblemReasons.invalidTimestamp,
   invalidTTL: 'InvalidTTL',
   invalidItemCount: 'InvalidItemCount',
   invalidIncludedNamespaces: 'InvalidIncludedNamespaces',
@@ -221,90 +223,6 @@ export interface BackupScheduleDiscoveryResult {
   problems: DiscoveryProblem[]
 }
 
-// -- shared helpers (also used by certificate discovery) ---------------------------------------------------------
-
-const MAX_CR_NAME = 253
-const CR_HASH_LENGTH = 10
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-
-/**
- * The name of a discovered CR: `parts` joined with "-" when that is a DNS subdomain of at most 253 characters,
- * else made one (lower-cased, every character outside [a-z0-9-] → "-", runs collapsed, cut) with "-" + 10 hex
- * digits of the SHA-256 of the joined name appended.
- */
-export function discoveredCrName(...parts: string[]): string {
-  const joined = parts.join('-')
-  if (joined.length <= MAX_CR_NAME && dnsSubdomain.test(joined)) return joined
-  const hash = createHash('sha256').update(joined).digest('hex').slice(0, CR_HASH_LENGTH)
-  const readable = joined.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
-  const head = readable.slice(0, MAX_CR_NAME - CR_HASH_LENGTH - 1).replace(/-+$/, '')
-  return head === '' ? hash : `${head}-${hash}`
-}
-
-const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
-
-/** Epoch milliseconds of an RFC 3339 date-time (or a valid Date); undefined for anything else. */
-export function timestampMillis(value: unknown): number | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.getTime()
-  if (typeof value !== 'string') return undefined
-  const match = rfc3339.exec(value)
-  if (!match) return undefined
-  const [, y, mo, d, h, mi, s, fraction, zone] = match
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number]
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
-  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined
-  let offsetMinutes = 0
-  if (zone !== 'Z') {
-    const [oh, om] = zone!.slice(1).split(':').map(Number) as [number, number]
-    if (oh > 23 || om > 59) return undefined
-    offsetMinutes = (zone!.startsWith('-') ? -1 : 1) * (oh * 60 + om)
-  }
-  const millis = fraction ? Number(`${fraction.slice(1)}00`.slice(0, 3)) : 0
-  const utc = new Date(0)
-  utc.setUTCFullYear(year, month - 1, day)
-  utc.setUTCHours(hour, minute, second, millis)
-  return utc.getTime() - offsetMinutes * 60_000
-}
-
-/** RFC 3339 in UTC: `2024-01-01T00:00:00Z`, with `.sss` only when the milliseconds are not zero. */
-export function formatTimestamp(millis: number): string {
-  return new Date(millis).toISOString().replace(/\.000Z$/, 'Z')
-}
-
-/** `normalizeTimestamp("2024-01-01T01:00:00+01:00")` → "2024-01-01T00:00:00Z"; undefined when not a timestamp. */
-export function normalizeTimestamp(value: unknown): string | undefined {
-  const millis = timestampMillis(value)
-  return millis === undefined ? undefined : formatTimestamp(millis)
-}
-
-function quoted(value: unknown): string {
-  if (typeof value === 'string') return `"${value}"`
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
-}
-
-/** A timestamp field: absent when the source has none, absent + an InvalidTimestamp problem when unreadable. */
-export function timestampField(
-  value: unknown,
-  subject: string,
-  path: string,
-  field: string,
-  problems: DiscoveryProblem[],
-): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  const normalized = normalizeTimestamp(value)
-  if (normalized === undefined) {
-    problems.push({
-      reason: backupProblemReasons.invalidTimestamp,
-      message: `${subject}: ${path} ${quoted(value)} is not an RFC 3339 timestamp such as "2024-01-01T00:00:00Z"; ${field} is left out.`,
-    })
-  }
-  return normalized
-}
-
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
@@ -345,7 +263,7 @@ function scheduleNameOf(meta: BackupObjectMeta | undefined, kind: string, label:
 
 // -- Velero -----------------------------------------------------------------------------------------------------
 
-/** Velero Backup phase → API status (SPEC-NOTES); `unknownPhase` when the phase is not one Velero defines. */
+/** Velero Backup phase → API status (the table above); `unknownPhase` when the phase is not one Velero defines. */
 export function veleroBackupStatus(
   phase: string | undefined,
   expiration: number | undefined,

@@ -20,21 +20,15 @@
  *   kind, provider, paused, total_backups) are left out when unset, so the API keeps its last value.
  * - `provider`: velero, cloudnativepg and custom as they are; the seed's spelling "cloudnative-pg" (and "cnpg") →
  *   cloudnativepg; any other value (a hand-written CR) → custom, since the API accepts only its enum.
- * - `name`: the spec's name when it matches the API's `^[a-z0-9]+(?:-[a-z0-9]+)*$` within 63 characters, else its
- *   `apiSlug` (discovered CRs already carry a slug; hand-written CRs might not).
+ * - `name` = `apiSlug(spec.name)`: the spec's name when it matches the API's `^[a-z0-9]+(?:-[a-z0-9]+)*$` within 63
+ *   characters, else its slug (discovered CRs already carry a slug; hand-written CRs might not).
  * - `k8s_cluster` = the cluster's API id, `created_by_component: 'operator'`.
  */
 import type {BackupProvider, BackupRequest, BackupScheduleRequest} from '../../../api/requests.js'
 import type {BackupSpec} from '../../../crds/backup.js'
 import type {BackupScheduleSpec} from '../../../crds/backup-schedule.js'
-import {apiSlug, withoutUndefined} from '../host/mapping.js'
-
-const backupName = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
-
-/** The API name for a spec name: kept when it is already one, else its slug. */
-export function backupApiName(name: string): string {
-  return name.length <= 63 && backupName.test(name) ? name : apiSlug(name)
-}
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
 
 /** The API's provider enum value of a spec's provider (undefined stays undefined). */
 export function backupProvider(provider: string | undefined): BackupProvider | undefined {
@@ -53,7 +47,7 @@ export function backupProvider(provider: string | undefined): BackupProvider | u
 export function backupPayload(spec: BackupSpec, clusterId: string, scheduleId?: string): BackupRequest {
   return withoutUndefined<BackupRequest>({
     schedule: spec.schedule_name ? scheduleId : undefined,
-    name: backupApiName(spec.name),
+    name: apiSlug(spec.name),
     provider: backupProvider(spec.provider),
     kind: spec.kind,
     source_namespace: spec.source_namespace ?? '',
@@ -72,7 +66,7 @@ export function backupPayload(spec: BackupSpec, clusterId: string, scheduleId?: 
 
 export function backupSchedulePayload(spec: BackupScheduleSpec, clusterId: string): BackupScheduleRequest {
   return withoutUndefined<BackupScheduleRequest>({
-    name: backupApiName(spec.name),
+    name: apiSlug(spec.name),
     provider: backupProvider(spec.provider),
     kind: spec.kind,
     source_namespace: spec.source_namespace ?? '',

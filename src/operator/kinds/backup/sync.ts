@@ -1,7 +1,7 @@
 /**
  * Backup and BackupSchedule sync: every Backup CR → `/api/v1/backups/backups/`, every BackupSchedule CR →
  * `/api/v1/backups/backup-schedules/`, with the cluster's id, as declarations on the generic sync feature. The
- * API's identity of both is (name, provider, source_namespace, k8s_cluster) (SPEC-NOTES), which is the adopt
+ * API's identity of both is (name, provider, source_namespace, k8s_cluster), which is the adopt
  * lookup; a Backup links its schedule by the BackupSchedule CR's API id (`schedule`, `status.schedule_id`), resynced
  * when the schedule gets one, so the link does not depend on which synced first.
  */
@@ -12,7 +12,8 @@ import type {CustomObject} from '../../../crds/define.js'
 import type {ApiSession} from '../../agent/api-session.js'
 import {finalizers} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
-import {backupApiName, backupPayload, backupProvider, backupSchedulePayload} from './payload.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {backupPayload, backupProvider, backupSchedulePayload} from './payload.js'
 import {defineSync, type SyncDeclaration} from '../../sync/engine.js'
 
 /** Backups and schedules alike: the API's identity (name, provider, source_namespace, cluster) is the adopt lookup. */
@@ -41,7 +42,7 @@ type ScheduleCr = CustomObject<Partial<BackupScheduleSpec>, {api_id?: string}>
 export function isScheduleOf(schedule: ScheduleCr, backup: CustomObject<Partial<BackupSpec>, unknown>): boolean {
   return !!backup.spec?.schedule_name && !!schedule.spec?.name
     && schedule.metadata.namespace === backup.metadata.namespace
-    && backupApiName(schedule.spec.name) === backup.spec.schedule_name
+    && apiSlug(schedule.spec.name) === backup.spec.schedule_name
     && backupProvider(schedule.spec.provider) === backupProvider(backup.spec.provider)
 }
 

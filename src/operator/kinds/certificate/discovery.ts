@@ -1,8 +1,8 @@
 /**
- * Certificate discovery (`CertificateDiscoveryReconciler`, seed "Certificate discovery: cert-manager → API"): every
+ * Certificate discovery (`CertificateDiscoveryReconciler`): every
  * cert-manager Certificate → a polycrate.io Certificate CR `certmanager-<namespace>-<name>` in its namespace, as a
  * declaration on the generic discovery feature; it starts when cert-manager's Certificate CRD is Established and
- * stops when it goes. The mapping is pure (certificates.ts), with `issuer_filter` and the namespace filters.
+ * stops when it goes. The mapping is pure (mapping.ts), with `issuer_filter` and the namespace filters.
  * `expiring_soon` and `expired` change with time alone: the reconcile asks to run again at the next such instant
  * (`notAfter − 30 d`, then `notAfter`), so the CR (and through its sync the API) flips without any change to the
  * cert-manager object. Sources get no finalizer; the CR has an owner reference to its Certificate.
@@ -15,6 +15,7 @@ import {certificate, nextStatusChangeAt} from './mapping.js'
 import {defineDiscovery} from '../../discovery/engine.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 
 type CertificateSettings = OperatorConfig['certificate_discovery']
 
@@ -43,7 +44,7 @@ export const CertificateDiscoveryReconciler = defineDiscovery<CertificateSetting
     id: 'certificate',
     kind: 'Certificate',
     apiVersion,
-    request: {resource: {group: 'cert-manager.io', version: 'v1', plural: 'certificates'}, kind: 'Certificate'},
+    request: {resource: resources.certManagerCertificates, kind: 'Certificate'},
     groupsOf: (object) => [`${object.metadata?.namespace}/${object.metadata?.name}`],
   }],
   targetGroup: (object) => `${object.metadata.namespace}/${(object.spec as {source_cert_manager?: {name?: string}} | undefined)?.source_cert_manager?.name ?? object.metadata.name}`,

@@ -1,11 +1,10 @@
 /**
  * Certificate discovery (pure): a cert-manager Certificate → the polycrate.io Certificate CR the operator keeps for
- * it (seed "Certificate discovery: cert-manager → API": the CRD example, API mapping and status mapping tables;
- * SPEC-NOTES "Hosts, volumes, backups, certificates"; protocols.md §3). No I/O; the clock is the parameter `now`.
+ * it. No I/O; the clock is the parameter `now`.
  *
- * Mapping and the decisions where the seeds are silent:
+ * Mapping and its decisions:
  * - CR name = `certmanager-<namespace>-<name>` (the seed's example), in the Certificate's namespace; longer than 253
- *   characters → cut with a hash of the whole (`discoveredCrName`, backups.ts). A Certificate without a name →
+ *   characters → cut with a hash of the whole (`discoveredCrName`). A Certificate without a name →
  *   no CR and a `MissingName` problem; without a namespace (plain test objects only) → "default".
  * - Labels, as the seed's example: `certificates.polycrate.io/issuer` = the issuer name,
  *   `certificates.polycrate.io/source` = the Certificate name, `certificates.polycrate.io/ready` = "true"/"false"
@@ -46,8 +45,9 @@
  *   every condition timestamp and would make the API write for nothing).
  *
  * Status (`certificateStatusOf`), first rule that applies:
- * 1. NotAfter at or before `now` → `expired`, whatever Ready says (SPEC-NOTES). At the NotAfter instant itself the
- *    certificate already counts as expired, so a requeue at `nextStatusChangeAt` sees the new status.
+ * 1. NotAfter at or before `now` → `expired`, whatever Ready says (a certificate past NotAfter is unusable). At the
+ *    NotAfter instant itself the certificate already counts as expired, so a requeue at `nextStatusChangeAt` sees
+ *    the new status.
  * 2. Ready=True: NotAfter at most 30 days ahead (NotAfter − now ≤ 30 × 24 h) → `expiring_soon`, else `ready`
  *    (Ready=True with a failing renewal stays ready/expiring_soon: the certificate in use is valid).
  * 3. Ready=False:
@@ -63,16 +63,18 @@
  */
 import type {CertificateSpec} from '../../../crds/certificate.js'
 import {labelValue} from '../../conventions.js'
-import {discoveredCrName, timestampField, timestampMillis} from '../backup/mapping.js'
-import type {DiscoveryProblem, TimestampLike} from '../endpoint/types.js'
-import {apiSlug, withoutUndefined} from '../host/mapping.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {discoveredCrName} from '../../discovery/names.js'
+import {timestampField, timestampMillis} from '../../discovery/timestamps.js'
+import {commonProblemReasons, type DiscoveryProblem, type TimestampLike} from '../../discovery/types.js'
 
 export const certificateProblemReasons = {
-  missingName: 'MissingName',
+  missingName: commonProblemReasons.missingName,
   missingSecretName: 'MissingSecretName',
   missingIssuerName: 'MissingIssuerName',
   unsupportedIssuerKind: 'UnsupportedIssuerKind',
-  invalidTimestamp: 'InvalidTimestamp',
+  invalidTimestamp: commonProblemReasons.invalidTimestamp,
   invalidDnsNames: 'InvalidDnsNames',
   invalidIpAddresses: 'InvalidIpAddresses',
   invalidConditions: 'InvalidConditions',

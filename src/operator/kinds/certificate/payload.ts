@@ -16,18 +16,18 @@
  * - `last_synced_from_cluster` is not sent: it would need the clock, and a body that changes on every sync defeats
  *   the hash-based change detection.
  * - `namespace` (required by the API) = spec.namespace, else source_cert_manager.namespace, else "default".
- * - `name`: as for backups (`backupApiName`): kept when it matches `^[a-z0-9]+(?:-[a-z0-9]+)*$` within 63
- *   characters, else its `apiSlug`.
+ * - `name` = `apiSlug(spec.name)`, as for backups: kept when it matches `^[a-z0-9]+(?:-[a-z0-9]+)*$` within 63
+ *   characters, else slugged.
  * - `k8s_cluster` = the cluster's API id, `created_by_component: 'operator'`. No metadata, no labels.
  */
 import type {CertificateRequest} from '../../../api/requests.js'
 import type {CertificateSpec} from '../../../crds/certificate.js'
-import {withoutUndefined} from '../host/mapping.js'
-import {backupApiName} from '../backup/payload.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
 
 export function certificatePayload(spec: CertificateSpec, clusterId: string): CertificateRequest {
   return withoutUndefined<CertificateRequest>({
-    name: backupApiName(spec.name),
+    name: apiSlug(spec.name),
     display_name: spec.display_name ?? null,
     namespace: spec.namespace || spec.source_cert_manager?.namespace || 'default',
     secret_name: spec.secret_name,

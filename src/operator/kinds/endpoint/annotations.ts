@@ -23,7 +23,8 @@ import {
   deprecatedEndpointMonitorAnnotations,
   deprecatedLabels,
 } from '../../conventions.js'
-import {discoveryProblemReasons, type DiscoveryProblem, type EndpointDiscoverySettings, type ObjectMetaLike, type SourceRef} from './types.js'
+import {discoveryProblemReasons, type EndpointDiscoverySettings, type ObjectMetaLike, type SourceRef} from './types.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 
 export const endpointCheckLimits = {
   timeout: {min: 1, max: 300},

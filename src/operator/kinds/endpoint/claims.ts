@@ -2,7 +2,7 @@
  * Host claims across sources (pure): one Endpoint CR per host and namespace.
  *
  * Within one namespace, when two sources claim the same host: an HTTPRoute wins over an Ingress (regardless of age;
- * the seeds: "HTTPRoute wins the Endpoint CR … Ingress does not take it back"); otherwise the oldest source wins
+ * once an HTTPRoute has the Endpoint CR, an Ingress does not take it back); otherwise the oldest source wins
  * (creationTimestamp; a source without one counts as newest), then the name, then the uid. The loser gets a
  * HostClaimedElsewhere problem. Different namespaces never conflict (the CRs live in the source's namespace). Sources
  * being deleted claim nothing: endpointsForIngress/endpointsForHTTPRoute return no endpoints for them.
@@ -17,7 +17,8 @@
 import {annotations} from '../../conventions.js'
 import {problem} from './annotations.js'
 import {endpointNameWithHash} from './hosts.js'
-import {discoveryProblemReasons, type DesiredEndpoint, type DiscoveryProblem, type SourceRef, type SourceResult} from './types.js'
+import {discoveryProblemReasons, type DesiredEndpoint, type SourceRef, type SourceResult} from './types.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 
 export interface HostConflict {
   loser: SourceRef

@@ -5,14 +5,13 @@ import {readMonitorChoice, type HostOverrides, type SourceCheckSettings} from '.
 import {endpointName} from './hosts.js'
 import type {
   DesiredEndpoint,
-  DiscoveryProblem,
   EndpointDiscoverySettings,
   ObjectMetaLike,
   SourceRef,
   SourceResult,
-  TimestampLike,
 } from './types.js'
 import {discoveryProblemReasons} from './types.js'
+import type {DiscoveryProblem, TimestampLike} from '../../discovery/types.js'
 
 /** The API server writes an empty namespace as "default"; plain objects without one are treated the same way. */
 const DEFAULT_K8S_NAMESPACE = 'default'

@@ -13,7 +13,8 @@
  */
 import {endpointCrd, type EndpointSpec, type EndpointStatus} from '../../../crds/endpoint.js'
 import type {CustomObject} from '../../../crds/define.js'
-import type {KubeObject, ResourceRef} from '../../../kube/client.js'
+import type {KubeObject} from '../../../kube/client.js'
+import {gatewayApiCrds, resources} from '../../../kube/resources.js'
 import {annotations, deprecatedLabels, finalizers, labels, labelValue} from '../../conventions.js'
 import {objectKey} from '../../runtime/cache.js'
 import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from '../../discovery/engine.js'
@@ -33,15 +34,6 @@ import type {DesiredObject, DesiredState, ObjectRef} from '../../discovery/plan.
 
 export type EndpointObject = CustomObject<EndpointSpec, EndpointStatus>
 
-export const gatewayApiCrds = ['httproutes.gateway.networking.k8s.io', 'gateways.gateway.networking.k8s.io'] as const
-
-export const resources = {
-  ingresses: {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses'},
-  httpRoutes: {group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes'},
-  gateways: {group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways'},
-  endpoints: {group: 'polycrate.io', version: 'v1alpha1', plural: endpointCrd.plural},
-} satisfies Record<string, ResourceRef>
-
 const apiVersions = {Ingress: 'networking.k8s.io/v1', HTTPRoute: 'gateway.networking.k8s.io/v1'} as const
 const sourceLabelOf = (kind: SourceRef['kind']) => (kind === 'Ingress' ? labels.endpointSourceIngress : labels.endpointSourceHTTPRoute)
 
@@ -55,7 +47,7 @@ export function endpointObjectFor(desired: DesiredEndpoint): DesiredObject {
   return {
     name: desired.name,
     namespace: desired.namespace,
-    // The source's full name is in spec.source; the label only has to fit (SPEC-NOTES "Label values").
+    // The source's full name is in spec.source; the label only has to fit (63 characters, see labelValue).
     labels: {[labels.discovered]: 'true', [sourceLabelOf(source.kind)]: labelValue(source.name), [labels.managedBy]: 'operator'},
     ...(source.uid ? {ownerReferences: [{apiVersion: apiVersions[source.kind], kind: source.kind, name: source.name, uid: source.uid}]} : {}),
     spec: desired.spec,

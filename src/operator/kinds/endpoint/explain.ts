@@ -11,8 +11,8 @@ import {resolveHostClaims, sameSource} from './claims.js'
 import {rawHostsOf} from './hosts.js'
 import {endpointsForHTTPRoute} from './httproute.js'
 import {endpointsForIngress, ingressClassOf} from './ingress.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 import type {
-  DiscoveryProblem,
   EndpointDiscoverySettings,
   GatewayLike,
   HTTPRouteLike,

@@ -10,7 +10,8 @@
  */
 import {createHash} from 'node:crypto'
 import {problem} from './annotations.js'
-import {discoveryProblemReasons, type DiscoveryProblem} from './types.js'
+import {discoveryProblemReasons} from './types.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 
 const MAX_NAME_LENGTH = 253
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/

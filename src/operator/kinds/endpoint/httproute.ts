@@ -25,9 +25,9 @@
 import {DEFAULT_PATH, problem, readHostConfig, readSourceSettings} from './annotations.js'
 import {desiredEndpoint, hostCheck, monitorGate, monitoredResult, scopeGate, skipped, sourceRef} from './common.js'
 import {collectHosts} from './hosts.js'
+import type {DiscoveryProblem} from '../../discovery/types.js'
 import {
   discoveryProblemReasons,
-  type DiscoveryProblem,
   type EndpointDiscoverySettings,
   type GatewayLike,
   type HTTPRouteLike,

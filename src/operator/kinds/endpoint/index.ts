@@ -4,7 +4,6 @@
  */
 export type {
   DesiredEndpoint,
-  DiscoveryProblem,
   EndpointDiscoverySettings,
   GatewayLike,
   HTTPRouteLike,
@@ -14,7 +13,6 @@ export type {
   ParentReferenceLike,
   SourceRef,
   SourceResult,
-  TimestampLike,
 } from './types.js'
 export {discoveryProblemReasons} from './types.js'
 export {

@@ -6,7 +6,7 @@
  * gets a warning about its polycrate_* annotations (except an invalid polycrate_endpoint_monitor value on an in-scope
  * Ingress, which is exactly what decides whether it is managed).
  *
- * TLS (SPEC-NOTES "Endpoint defaults"): on by default; polycrate_endpoint_tls "false" or a host_config `"tls": false`
+ * TLS: on by default; polycrate_endpoint_tls "false" or a host_config `"tls": false`
  * turns it off. Decision: the explicit setting also wins for a host listed in spec.tls (someone who writes "false"
  * means it, e.g. TLS terminates in front of the cluster and the check must use plain HTTP). spec.tls therefore never
  * changes the outcome: without an explicit setting TLS is on for every host anyway.

@@ -5,10 +5,9 @@
  */
 import type {EndpointSpec} from '../../../crds/endpoint.js'
 import type {OperatorConfigSpec} from '../../../crds/operator-config.js'
+import type {DiscoveryProblem, TimestampLike} from '../../discovery/types.js'
 
 export type EndpointDiscoverySettings = OperatorConfigSpec['endpoint_discovery']
-
-export type TimestampLike = string | Date
 
 export interface ObjectMetaLike {
   name?: string
@@ -81,15 +80,6 @@ export interface DesiredEndpoint {
   source: SourceRef
 }
 
-export interface DiscoveryProblem {
-  /** The Event type: Warning unless said otherwise. */
-  type?: 'Warning' | 'Normal'
-  /** CamelCase event reason, one of `discoveryProblemReasons`. */
-  reason: string
-  /** Names the annotation or host, the bad value and what is accepted. */
-  message: string
-}
-
 export interface SourceResult {
   source: SourceRef
   /** The source is in scope (enabled, namespace, class) and opted in (mode + polycrate_endpoint_monitor). */
@@ -107,7 +97,7 @@ export interface SourceResult {
   deprecatedLabelPresent: boolean
 }
 
-/** The `reason` values of DiscoveryProblem (also used as Kubernetes Event reasons). */
+/** The `reason` values of endpoint discovery problems (also used as Kubernetes Event reasons). */
 export const discoveryProblemReasons = {
   invalidAnnotation: 'InvalidAnnotation',
   malformedHostConfig: 'MalformedHostConfig',

@@ -1,23 +1,19 @@
 /**
- * Host discovery (`HostDiscoveryReconciler`, seed "Host discovery: nodes → API"): every Node → a Host CR of the
+ * Host discovery (`HostDiscoveryReconciler`): every Node → a Host CR of the
  * node's name in the operator's namespace, as a declaration on the generic discovery feature. The mapping is the
- * pure `hostForNode` (hosts.ts). `node_discovery.label_selector` selects the nodes; `status.node_ready` is the
+ * pure `hostForNode` (mapping.ts). `node_discovery.label_selector` selects the nodes; `status.node_ready` is the
  * node's Ready condition. Nodes carry no finalizer (the operator must never hold up a node's deletion): a node
  * deleted while the operator runs takes its Host at once, one deleted while it was down is an orphan for the stale
  * sweep (`cleanup.*`); the Host's owner reference to its Node also lets the garbage collector remove it.
  */
 import {hostCrd, type HostSpec} from '../../../crds/host.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import {finalizers} from '../../conventions.js'
 import {contentChanged} from '../../runtime/predicates.js'
-import {defineDiscovery} from '../../discovery/engine.js'
+import {DEFAULT_SWEEP_MINUTES, defineDiscovery} from '../../discovery/engine.js'
 import {hostForNode, type NodeLike} from './mapping.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
-
-/** Sweep interval of sources whose config section has no `stale_cleanup_minutes` of its own. */
-export const DEFAULT_SWEEP_MINUTES = 10
-
-export const nodeResource = {group: '', version: 'v1', plural: 'nodes'}
 
 /** Only what host discovery reads: a node's heartbeats do not reach the cache, so they cause no reconcile. */
 export function slimNode(node: KubeObject): KubeObject {
@@ -61,7 +57,7 @@ export const HostDiscoveryReconciler = defineDiscovery<{labelSelector: string}>(
     id: 'node',
     kind: 'Node',
     apiVersion: 'v1',
-    request: {resource: nodeResource, kind: 'Node', labelSelector: settings.labelSelector || undefined, transform: slimNode},
+    request: {resource: resources.nodes, kind: 'Node', labelSelector: settings.labelSelector || undefined, transform: slimNode},
     groupsOf: (node) => [node.metadata?.name ?? ''],
     onUpdate: contentChanged,
   }],

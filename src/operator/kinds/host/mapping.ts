@@ -1,8 +1,8 @@
 /**
- * Host discovery (pure): a Kubernetes Node → the Host CR the operator keeps for it (see the seed's "Host discovery:
- * nodes → API" and SPEC-NOTES "Hosts, volumes, …"). No I/O, no clock: the same node always gives the same result.
+ * Host discovery (pure): a Kubernetes Node → the Host CR the operator keeps for it. No I/O, no clock: the same node
+ * always gives the same result.
  *
- * Mapping and the decisions where the seeds are silent:
+ * Mapping and its decisions:
  * - CR name = the node name (node names are DNS subdomains, so valid CR names; the CR lives in the operator's
  *   namespace). A node without a name gives no host and a `MissingName` problem.
  * - `spec.hostname` = the node name; `spec.name` = `apiSlug(node name)`: the API validates `name` as a slug, and
@@ -30,18 +30,19 @@
  * - `source` = {node_name, node_uid} (node_uid only when the node has one).
  * - `status.node_ready` = the Ready condition has status "True"; no Ready condition → false.
  * - Keys whose value would be undefined are left out of the spec, so a spec deep-equals what the API server returns.
- * - No labels are produced here; SPEC-NOTES "Label values": a caller labelling the CR with the node must use the
+ * - No labels are produced here; a caller labelling the CR with the node must use the
  *   slug (≤ 63) or an annotation, never the raw node name (up to 253 characters).
  */
-import {createHash} from 'node:crypto'
 import {isIPv4, isIPv6} from 'node:net'
 import type {HostSpec} from '../../../crds/host.js'
 import {toCores, toMebibytes} from '../../../lib/quantity.js'
-import type {DiscoveryProblem} from '../endpoint/types.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {commonProblemReasons, type DiscoveryProblem} from '../../discovery/types.js'
 
-/** The `reason` values of host (and volume) discovery problems, also used as Kubernetes Event reasons. */
+/** The `reason` values of host discovery problems, also used as Kubernetes Event reasons. */
 export const hostProblemReasons = {
-  missingName: 'MissingName',
+  missingName: commonProblemReasons.missingName,
   invalidNodeAddress: 'InvalidNodeAddress',
   invalidNodeCapacity: 'InvalidNodeCapacity',
 } as const
@@ -81,44 +82,6 @@ export interface DesiredHost {
 export interface HostDiscoveryResult {
   host?: DesiredHost
   problems: DiscoveryProblem[]
-}
-
-// -- API slug ---------------------------------------------------------------------------------------------------
-
-const MAX_SLUG_LENGTH = 63
-const HASH_LENGTH = 8
-
-function shortHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, HASH_LENGTH)
-}
-
-/**
- * The API slug of an object name (hosts and volumes); always matches `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` and is at
- * most 63 characters. Different names never share a slug (barring a SHA-256 collision in 8 hex digits), so two
- * nodes or PVs never end up on one API object:
- * - A name that already is such a slug (lower-case, only [a-z0-9-], no leading, trailing or double "-", ≤ 63
- *   characters) is kept as is: `node-1` → `node-1`.
- * - Any other name is made readable (lower-case, every character outside [a-z0-9-] → "-", runs of "-" collapsed,
- *   "-" trimmed at both ends), cut so that the whole fits 63 characters without a trailing "-", and gets "-" + the
- *   first 8 hex digits of the SHA-256 of the original name: `ip-10-0-0-1.ec2.internal` →
- *   `ip-10-0-0-1-ec2-internal-<hash8>`, so `X-node.zone1` and `X-node-zone1` get different slugs. A name without
- *   any usable character gives just the 8 hex digits.
- */
-export function apiSlug(name: string): string {
-  if (name.length <= MAX_SLUG_LENGTH && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) return name
-  const readable = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
-  const head = readable.slice(0, MAX_SLUG_LENGTH - HASH_LENGTH - 1).replace(/-+$/, '')
-  return head === '' ? shortHash(name) : `${head}-${shortHash(name)}`
-}
-
-/** What the API accepts as `name` (`^[-a-zA-Z0-9_]+$`), within the 63 characters the operator keeps to. */
-export function isApiSlug(name: string): boolean {
-  return /^[-a-zA-Z0-9_]{1,63}$/.test(name)
-}
-
-/** A shallow copy without the keys whose value is undefined. */
-export function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T
 }
 
 // -- node → host ------------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@
  */
 import type {HostRequest} from '../../../api/requests.js'
 import type {HostSpec} from '../../../crds/host.js'
-import {apiSlug, isApiSlug, withoutUndefined} from './mapping.js'
+import {apiSlug, isApiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
 
 export function hostPayload(spec: HostSpec, clusterId: string): HostRequest {
   return withoutUndefined<HostRequest>({

@@ -11,10 +11,10 @@
  */
 import {k8sAppCrd} from '../../../crds/k8s-app.js'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject} from '../../../kube/client.js'
+import {gatewayApiCrds, resources} from '../../../kube/resources.js'
 import type {OperatorConfig} from '../../config/operator-config.js'
 import {finalizers, labels} from '../../conventions.js'
 import {defineDiscovery, type DiscoveryDeclaration, type SourceCaches} from '../../discovery/engine.js'
-import {gatewayApiCrds, resources} from '../endpoint/discovery.js'
 import {
   appNameOfSecret,
   desiredApps,
@@ -26,8 +26,6 @@ import {
 } from './mapping.js'
 import {podsRequest} from './pods.js'
 
-export const secretsResource = {group: '', version: 'v1', plural: 'secrets'}
-const namespacesResource = {group: '', version: 'v1', plural: 'namespaces'}
 
 export function k8sAppDiscoverySettings(config: OperatorConfig, isEstablished: (crd: string) => boolean): K8sAppDiscoverySettings {
   const app = config.app_discovery
@@ -58,7 +56,7 @@ function metaSecretReader() {
       let entry = memo.get(key)
       if (!entry || entry.resourceVersion !== resourceVersion) {
         try {
-          const full = await client.request<KubeObject & {data?: Record<string, string>}>({path: resourcePath({...secretsResource, namespace, name}), signal})
+          const full = await client.request<KubeObject & {data?: Record<string, string>}>({path: resourcePath({...resources.secrets, namespace, name}), signal})
           entry = {resourceVersion, data: full.data ?? {}}
         } catch (error) {
           if (error instanceof KubeApiError && error.status === 404) continue // gone meanwhile: its delete event follows
@@ -87,7 +85,7 @@ export function k8sAppDiscovery(): DiscoveryDeclaration<K8sAppDiscoverySettings>
       return [
         {
           id: 'secret', kind: 'Secret', apiVersion: 'v1',
-          request: {resource: secretsResource, kind: 'Secret', metadataOnly: true},
+          request: {resource: resources.secrets, kind: 'Secret', metadataOnly: true},
           // A meta secret also decides cross-namespace conflicts of annotation claims of its name.
           groupsOf: (secret, caches) => {
             const name = secret.metadata?.name ?? ''
@@ -101,7 +99,7 @@ export function k8sAppDiscovery(): DiscoveryDeclaration<K8sAppDiscoverySettings>
         ...(settings.gatewayApi
           ? [{id: 'httproute', kind: 'HTTPRoute', apiVersion: 'gateway.networking.k8s.io/v1', request: {resource: resources.httpRoutes, kind: 'HTTPRoute'}, groupsOf: claimGroups}]
           : []),
-        {id: 'namespace', kind: 'Namespace', apiVersion: 'v1', request: {resource: namespacesResource, kind: 'Namespace', metadataOnly: true}, groupsOf: (ns: KubeObject) => [ns.metadata?.name ?? '']},
+        {id: 'namespace', kind: 'Namespace', apiVersion: 'v1', request: {resource: resources.namespaces, kind: 'Namespace', metadataOnly: true}, groupsOf: (ns: KubeObject) => [ns.metadata?.name ?? '']},
         // The discovered K8sApps themselves (the target informer: same request), read by `desired`; the target
         // watch already reconciles their changes.
         {id: 'k8sapp', kind: 'K8sApp', apiVersion: 'polycrate.io/v1alpha1', request: {resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps'}, kind: 'K8sApp', labelSelector: `${labels.discovered}=true`}, groupsOf: () => []},

@@ -1,7 +1,7 @@
 /**
  * K8sApp discovery (pure): meta secrets, annotated pods and annotated Ingresses/HTTPRoutes of one namespace → the
- * K8sApp CRs of that namespace (seeds "K8sApp discovery: deployed blocks → API", "Label-based K8sApp discovery",
- * "Bring-your-own-App"; SPEC-NOTES "K8sApps and artifacts").
+ * K8sApp CRs of that namespace: deployed blocks (meta secrets), label-based discovery (pods) and
+ * bring-your-own-app (Ingresses/HTTPRoutes).
  *
  * Secret-based (`K8sAppDiscoveryReconciler`): a Secret named `<app>.poly` whose data key `meta` (or `meta.yaml`,
  * `meta.json`) holds a YAML/JSON map with `block`, `workspace`, `action` → K8sApp `<app>` with those maps as spec,

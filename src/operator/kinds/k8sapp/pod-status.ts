@@ -1,5 +1,5 @@
 /**
- * The K8sApp pod status (seed "Pod status: Job and CronJob pods excluded"): the pods of each synced K8sApp →
+ * The K8sApp pod status (Job and CronJob pods excluded): the pods of each synced K8sApp →
  * `pods_total`, `pods_ready`, `pods_available`, `pods_unavailable`, `pods_restart_count_total`,
  * `pods_restart_count_last_hour`, `pods_details`, `pods_status_hash`, `pods_status_updated_at` of its API K8sApp,
  * and the same figures (without the details) in the CR's status.

@@ -8,6 +8,7 @@
  * pods cost a few MB, not the hundreds a full PodSpec (env, volumes, managedFields) would.
  */
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import {annotations, deprecatedLabels} from '../../conventions.js'
 
 export interface SlimContainerStatus {
@@ -98,11 +99,10 @@ export function slimPod(object: KubeObject): SlimPod {
   }
 }
 
-export const podsResource = {group: '', version: 'v1', plural: 'pods'}
 /** The one pod informer request of every pod consumer (shared: same resource, no selector, same transform). */
-export const podsRequest = {resource: podsResource, kind: 'Pod', transform: slimPod as (object: KubeObject) => KubeObject}
+export const podsRequest = {resource: resources.pods, kind: 'Pod', transform: slimPod as (object: KubeObject) => KubeObject}
 
-/** Pods whose controller is a Job (and so CronJob pods too) are transient: never counted (seed, SPEC-NOTES). */
+/** Pods whose controller is a Job (and so CronJob pods too) are transient: never counted. */
 export function isJobPod(pod: KubeObject): boolean {
   return (pod as SlimPod).metadata.ownerReferences?.some((owner) => owner.controller && owner.kind === 'Job') ?? false
 }

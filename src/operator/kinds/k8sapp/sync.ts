@@ -1,6 +1,6 @@
 /**
  * K8sApp sync (`K8sAppController`): every K8sApp CR → a K8sApp in the Polycrate API (`/api/v1/kubernetes/apps/`),
- * as a declaration on the generic sync feature (seeds "API sync and self-healing", "Block ID linking").
+ * as a declaration on the generic sync feature (an app deleted on the API side is recreated).
  *
  * - Adopt, never duplicate: the natural key is (name, k8s_cluster) — the API's unique constraint — narrowed to the
  *   same namespace (an API app without a namespace, e.g. made by workspace sync, is adopted too). The operator's own

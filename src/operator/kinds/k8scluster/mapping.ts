@@ -1,5 +1,5 @@
 /**
- * K8sCluster registration, the pure part (seed "Creating resources: K8sCluster", SPEC-NOTES "K8sCluster"): which
+ * K8sCluster registration, the pure part: which
  * credentials a CR names and how to reach its API server, what a probe's outcome means for the person who wrote
  * the CR (phase `Ready` / `Unreachable` / `Unauthorized` / `Error` and a reason that says what to fix), which CR
  * claims the workspace's one cluster slot, and the API body. Credentials go into the probe target only: no message

@@ -1,5 +1,5 @@
 /**
- * K8sCluster registration (`K8sClusterReconciler`, seed "Creating resources: K8sCluster", SPEC-NOTES "K8sCluster").
+ * K8sCluster registration (`K8sClusterReconciler`).
  * A user-declared K8sCluster CR is probed with its own credentials (the token or kubeconfig in the Secret it names,
  * `spec.caCertificate` trusted): `GET /version`, then an authenticated `GET /api` → `status.reachable`,
  * `kubernetesVersion`, `lastProbedAt` and the phase `Ready` / `Unreachable` / `Unauthorized` / `Error` with a reason
@@ -18,7 +18,8 @@ import {adoptOrCreate, ApiAuthError, type K8sClusterRequest} from '../../../api/
 import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../../crds/define.js'
 import {k8sClusterCrd, type K8sClusterSpec} from '../../../crds/k8s-cluster.js'
 import type {Condition} from '../../../crds/schema.js'
-import {KubeApiError, type KubeObject} from '../../../kube/client.js'
+import {KubeApiError, resourcePath, type KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import type {ApiSession} from '../../agent/api-session.js'
 import {setCondition} from '../../config/operator-config.js'
 import {conditionTypes, finalizers} from '../../conventions.js'
@@ -33,7 +34,6 @@ import {clusterPayload, credentialsRef, isTlsCode, probeResult, probeTarget, slo
 
 type ClusterObject = CustomObject<K8sClusterSpec, Record<string, unknown>>
 
-const secrets = {group: '', version: 'v1', plural: 'secrets'}
 const PROBE_TIMEOUT_MS = 10_000
 
 /** One GET with the target's CA and credentials; the status and body, or the error code. */
@@ -100,7 +100,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
       const builder = manager.controller('k8s-cluster')
       const clusters = builder.for<ClusterObject>({resource, kind: 'K8sCluster'}, {onUpdate: specMetadataOrDeletionChanged})
       // Metadata only: a change of a Secret a CR names (a rotated token) probes that CR again at once.
-      builder.watches<KubeObject>({resource: secrets, kind: 'Secret', metadataOnly: true}, (secret) =>
+      builder.watches<KubeObject>({resource: resources.secrets, kind: 'Secret', metadataOnly: true}, (secret) =>
         clusters.cache.list()
           .filter((cluster) => cluster.metadata.namespace === secret.metadata?.namespace && credentialsRef(cluster.spec ?? {})?.name === secret.metadata?.name)
           .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`))
@@ -114,7 +114,7 @@ export function K8sClusterReconciler(session: ApiSession): Feature {
       /** The decoded data of a Secret in the CR's namespace; undefined when it does not exist. Stays in the reconcile. */
       const secretData = async (namespace: string, name: string, signal: AbortSignal) => {
         try {
-          const secret = await client.request<{data?: Record<string, string>}>({path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`, signal})
+          const secret = await client.request<{data?: Record<string, string>}>({path: resourcePath({...resources.secrets, namespace, name}), signal})
           return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]))
         } catch (error) {
           if (error instanceof KubeApiError && error.status === 404) return undefined

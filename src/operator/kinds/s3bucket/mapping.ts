@@ -1,6 +1,6 @@
 /**
- * S3Bucket provisioning, the pure part (seed "S3Bucket provisioning: CR → API → Secret"): the S3 naming rules
- * checked before any API call, the credential Secret `s3-<bucket>-credentials` exactly as the seed shows it, the
+ * S3Bucket provisioning (CR → API → Secret), the pure part: the S3 naming rules checked before any API call, the
+ * credential Secret `s3-<bucket>-credentials` (its keys are a contract with the workloads that mount it), the
  * status of each phase (`Pending → Provisioning → WaitingForCredentials → Ready`, `Error`), and what an API error
  * means for the person who wrote the CR. Nothing here logs or returns a key outside the Secret's data.
  */

@@ -1,7 +1,7 @@
 /**
- * S3Bucket provisioning (`S3BucketReconciler`, `s3_bucket_provisioning.enabled`, seed "S3Bucket provisioning:
- * CR → API → Secret"). A user-declared S3Bucket CR → a bucket in the Polycrate API (adopted when one of the same
- * name and region exists) → its keys in the Secret `s3-<bucket>-credentials` beside the CR.
+ * S3Bucket provisioning (`S3BucketReconciler`, `s3_bucket_provisioning.enabled`): a user-declared S3Bucket CR → a
+ * bucket in the Polycrate API (adopted when one of the same name and region exists) → its keys in the Secret
+ * `s3-<bucket>-credentials` beside the CR.
  *
  * Level-triggered: each reconcile observes the CR, its Secret (watched: a deleted or edited Secret is restored) and
  * the API, and moves the phase `Pending → Provisioning → WaitingForCredentials → Ready` (`Error` with a reason a
@@ -15,6 +15,7 @@ import {adoptOrCreate, ApiNotFoundError, type PolycrateApiClient, type S3Bucket}
 import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../../crds/define.js'
 import {s3BucketCrd, type S3BucketSpec} from '../../../crds/s3-bucket.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import type {ApiSession} from '../../agent/api-session.js'
 import {finalizers, labels} from '../../conventions.js'
 import type {Feature} from '../../runtime/feature.js'
@@ -40,7 +41,6 @@ import {
 type S3BucketObject = CustomObject<S3BucketSpec, Record<string, unknown>>
 type SecretObject = KubeObject & {data?: Record<string, string>; metadata: {ownerReferences?: Array<{kind?: string; name?: string; uid?: string}>}}
 
-const secrets = {group: '', version: 'v1', plural: 'secrets'}
 /** While the API has no key for a new bucket yet, look again this soon. */
 const CREDENTIALS_POLL_MS = 3000
 
@@ -98,7 +98,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
       const buckets = builder.for<S3BucketObject>({resource, kind: 'S3Bucket'}, {onUpdate: specMetadataOrDeletionChanged})
       // Only the operator's credential Secrets; a change or delete reconciles the owning S3Bucket.
       const credentialSecrets = builder.owns<SecretObject>(
-        {resource: secrets, kind: 'Secret', labelSelector: `${labels.objectType}=${SECRET_OBJECT_TYPE}`},
+        {resource: resources.secrets, kind: 'Secret', labelSelector: `${labels.objectType}=${SECRET_OBJECT_TYPE}`},
         {kind: 'S3Bucket', apiVersion: API_VERSION},
       )
       const recorder = manager.recorder('s3-bucket-provisioning')
@@ -230,7 +230,7 @@ export function S3BucketReconciler(session: ApiSession): Feature {
           })
           const drift = secretDrift(credentialSecrets.cache.get(`${object.metadata.namespace}/${secretName}`), desired)
           if (drift) {
-            await client.apply({...secrets, namespace: object.metadata.namespace, name: secretName}, desired, {signal})
+            await client.apply({...resources.secrets, namespace: object.metadata.namespace, name: secretName}, desired, {signal})
             const wasReady = object.status?.phase === 'Ready'
             const [reason, message] = !wasReady && drift === 'missing'
               ? ['CredentialsWritten', `The bucket's credentials were written to the Secret ${secretName}.`]

@@ -1,18 +1,17 @@
 /**
  * K8sVolume discovery (`K8sVolumeDiscoveryReconciler`): every PersistentVolume → a K8sVolume CR of the PV's name in
  * the operator's namespace, as a declaration on the generic discovery feature. The mapping is the pure
- * `volumeForPersistentVolume` (volumes.ts). Like Nodes, PVs carry no finalizer of ours; the K8sVolume's owner
+ * `volumeForPersistentVolume` (mapping.ts). Like Nodes, PVs carry no finalizer of ours; the K8sVolume's owner
  * reference to its PV lets the garbage collector remove it too.
  */
 import {k8sVolumeCrd, type K8sVolumeSpec} from '../../../crds/k8s-volume.js'
 import type {KubeObject} from '../../../kube/client.js'
+import {resources} from '../../../kube/resources.js'
 import {finalizers} from '../../conventions.js'
-import {defineDiscovery} from '../../discovery/engine.js'
-import {DEFAULT_SWEEP_MINUTES} from '../host/discovery.js'
+import {DEFAULT_SWEEP_MINUTES, defineDiscovery} from '../../discovery/engine.js'
 import {desiredOfOneSource, type DesiredState} from '../../discovery/plan.js'
 import {volumeForPersistentVolume, type PersistentVolumeLike} from './mapping.js'
 
-export const persistentVolumeResource = {group: '', version: 'v1', plural: 'persistentvolumes'}
 
 /** Only what volume discovery reads (no managedFields, annotations or status timestamps). */
 export function slimPersistentVolume(pv: KubeObject): KubeObject {
@@ -52,7 +51,7 @@ export const K8sVolumeDiscoveryReconciler = defineDiscovery<Record<string, never
     id: 'pv',
     kind: 'PersistentVolume',
     apiVersion: 'v1',
-    request: {resource: persistentVolumeResource, kind: 'PersistentVolume', transform: slimPersistentVolume},
+    request: {resource: resources.persistentVolumes, kind: 'PersistentVolume', transform: slimPersistentVolume},
     groupsOf: (pv) => [pv.metadata?.name ?? ''],
   }],
   targetGroup: pvNameOf,

@@ -1,11 +1,11 @@
 /**
- * Volume discovery (pure): a PersistentVolume → the K8sVolume CR the operator keeps for it (SPEC-NOTES "Hosts,
- * volumes, …", API §3.10 K8SVolumeRequest). No I/O, no clock: the same PV always gives the same result.
+ * Volume discovery (pure): a PersistentVolume → the K8sVolume CR the operator keeps for it (the API's
+ * K8SVolumeRequest). No I/O, no clock: the same PV always gives the same result.
  *
  * Mapping and the decisions where the seeds are silent:
  * - CR name = the PV name (a DNS subdomain, so a valid CR name; the CR lives in the operator's namespace). A PV
  *   without a name gives no volume and a `MissingName` problem.
- * - `name` = `apiSlug(PV name)` (the same slug rule as hosts, see hosts.ts); `provider_object_name` = the PV name;
+ * - `name` = `apiSlug(PV name)` (the same slug rule as hosts, lib/api-names.ts); `provider_object_name` = the PV name;
  *   `provider_object_id` = its uid.
  * - `csi_driver` = `spec.csi.driver`; `cloud_provider_volume_id` = `spec.csi.volumeHandle`, or for the in-tree
  *   sources `awsElasticBlockStore.volumeID`, `gcePersistentDisk.pdName`, `azureDisk.diskURI`, `cinder.volumeID`.
@@ -33,11 +33,12 @@
  */
 import type {K8sVolumeSpec} from '../../../crds/k8s-volume.js'
 import {parseQuantity} from '../../../lib/quantity.js'
-import type {DiscoveryProblem} from '../endpoint/types.js'
-import {apiSlug, hostProblemReasons, withoutUndefined} from '../host/mapping.js'
+import {apiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
+import {commonProblemReasons, type DiscoveryProblem} from '../../discovery/types.js'
 
 export const volumeProblemReasons = {
-  missingName: hostProblemReasons.missingName,
+  missingName: commonProblemReasons.missingName,
   invalidVolumeCapacity: 'InvalidVolumeCapacity',
   unknownVolumePhase: 'UnknownVolumePhase',
   invalidVolumeMode: 'InvalidVolumeMode',

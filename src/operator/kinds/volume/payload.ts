@@ -20,7 +20,8 @@
  */
 import type {K8sVolumeRequest} from '../../../api/requests.js'
 import type {K8sVolumeSpec} from '../../../crds/k8s-volume.js'
-import {apiSlug, isApiSlug, withoutUndefined} from '../host/mapping.js'
+import {apiSlug, isApiSlug} from '../../../lib/api-names.js'
+import {withoutUndefined} from '../../../lib/objects.js'
 
 export function volumePayload(spec: K8sVolumeSpec, clusterId: string, k8sAppId?: string): K8sVolumeRequest {
   return withoutUndefined<K8sVolumeRequest>({
