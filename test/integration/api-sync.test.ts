@@ -6,9 +6,9 @@ import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 const secretRef = (namespace: string, name?: string) => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
 const apiConnected = (object: OperatorConfigObject) => object.status?.conditions?.find((c) => c.type === 'APIConnected')
 

@@ -10,10 +10,10 @@ import {silentLogger} from '../../src/lib/logger.js'
 import {createOperator} from '../../src/operator/operator.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
+import {ingressRef} from '../support/helpers.js'
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/discovery')
 const ingressExamples = yaml.loadAll(readFileSync(path.join(fixtures, 'ingress-examples.yaml'), 'utf8')) as KubeObject[]
-const ingressRef = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
 type EndpointObject = KubeObject & {spec: EndpointSpec}
 
 interface Expected {

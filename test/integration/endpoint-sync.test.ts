@@ -9,13 +9,13 @@ import {createOperator} from '../../src/operator/operator.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
+import {ingressRef} from '../support/helpers.js'
 
 type EndpointObject = KubeObject & {spec: EndpointSpec; status?: EndpointStatus}
 type ApiEndpoint = Record<string, unknown> & {id: string; name: string; remote_address: string; spec?: {http?: Record<string, unknown>}; is_deleted?: boolean}
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/discovery')
 const examples = yaml.loadAll(readFileSync(path.join(fixtures, 'ingress-examples.yaml'), 'utf8')) as KubeObject[]
 const example = (name: string) => examples.find((e) => e.metadata?.name === name)!
-const ingressRef = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
 
 describe('endpoint sync to the Polycrate API (in-process operator + simulator)', function () {
   this.timeout(120_000)

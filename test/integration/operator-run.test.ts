@@ -9,8 +9,8 @@ import {eventually, startOperator, type OperatorProcess} from '../support/operat
 import {parsePromText} from '../support/prom-text.js'
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
+import {configRef} from '../support/helpers.js'
 
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 
 const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)

@@ -16,10 +16,10 @@ import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {eventually} from '../support/operator-process.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 type Event = {type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}
-const configRef = (namespace: string, name = 'default') => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name})
 const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
 
 describe('status that tells the truth (in-process operator + simulator)', function () {

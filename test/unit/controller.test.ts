@@ -28,13 +28,6 @@ class HandFedInformer {
 }
 
 const obj = (name: string, generation = 1, rv = '1'): KubeObject => ({metadata: {name, namespace: 'ns', generation, resourceVersion: rv}})
-const until = async (condition: () => boolean, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 function controllerWith(reconcile: Reconciler, options: {workers?: number; predicate?: boolean} = {}) {
   const informer = new HandFedInformer()
@@ -201,6 +194,7 @@ describe('Controller', () => {
 import {PassThrough} from 'node:stream'
 import type {KubeClient} from '../../src/kube/client.js'
 import {Informer as RealInformer} from '../../src/operator/runtime/informer.js'
+import {until} from '../support/helpers.js'
 
 /** A HandFedInformer whose sync the test controls: hasSynced/waitForSync as the real Informer has them. */
 class GatedInformer extends HandFedInformer {
