@@ -112,9 +112,11 @@ describe('Controller', () => {
     let active = 0
     let maxActive = 0
     let calls = 0
+    const others: string[] = []
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const {informer, controller} = controllerWith(async () => {
+    const {informer, controller} = controllerWith(async ({key}) => {
+      if (key !== 'ns/a') return void others.push(key)
       calls++
       active++
       maxActive = Math.max(maxActive, active)
@@ -126,11 +128,15 @@ describe('Controller', () => {
     await until(() => calls === 1)
     informer.update(obj('a', 1, '1'), obj('a', 2, '2'))
     informer.update(obj('a', 2, '2'), obj('a', 3, '3'))
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The positive signal: a key queued after those updates was reconciled by a free worker.
+    informer.add(obj('b'))
+    await until(() => others.includes('ns/b'))
     assert.equal(calls, 1)
     release()
     await until(() => calls === 2)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // And again: a later key reconciled before the count of 'a' is final.
+    informer.add(obj('c'))
+    await until(() => others.includes('ns/c'))
     await controller.stop()
     assert.equal(maxActive, 1)
     assert.equal(calls, 2)
@@ -138,12 +144,15 @@ describe('Controller', () => {
 
   it('the predicate skips updates that only touch the status', async () => {
     let calls = 0
-    const {informer, controller} = controllerWith(async () => void calls++, {predicate: true})
+    const others: string[] = []
+    const {informer, controller} = controllerWith(async ({key}) => void (key === 'ns/a' ? calls++ : others.push(key)), {predicate: true})
     controller.start()
     informer.add(obj('a', 1, '1'))
     await until(() => calls === 1)
     informer.update(obj('a', 1, '1'), obj('a', 1, '2')) // status write: generation unchanged
-    await new Promise((resolve) => setTimeout(resolve, 30))
+    // The positive signal: an object added after the status write was reconciled.
+    informer.add(obj('b'))
+    await until(() => others.includes('ns/b'))
     assert.equal(calls, 1)
     informer.update(obj('a', 1, '2'), obj('a', 2, '3')) // spec change
     await until(() => calls === 2)
