@@ -241,7 +241,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     for (const event of await events(ns, 'keep.poly')) assert.doesNotMatch(event.message, /not yaml/, 'the data is never quoted')
   })
 
-  it('annotated pods → one external K8sApp per (harness.namespace, name) with pod status (Job pods excluded); cross-harness.namespace conflict → ignored with a Warning on each side; the meta secret wins; the last pod gone removes it', async () => {
+  it('annotated pods → one external K8sApp per (namespace, name) with pod status (Job pods excluded); cross-namespace conflict → ignored with a Warning on each side; the meta secret wins; the last pod gone removes it', async () => {
     const [ns1, ns2, ns3] = [await freshNamespace(harness.client, 'lbl'), await freshNamespace(harness.client, 'lbl'), await freshNamespace(harness.client, 'lbl')]
     // Names unique per run: annotation claims are cluster-wide, and other test files share the control plane.
     const [web_, dup] = [`web-${run}`, `dup-${run}`]
@@ -264,13 +264,13 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.ok(apiWeb.pods_status_hash)
     assert.equal((apiWeb.pods_details as unknown[]).length, 2)
 
-    // A secret app counts every non-Job pod of its harness.namespace.
+    // A secret app counts every non-Job pod of its namespace.
     await createSecret(ns1, 'platform.poly', {meta: metaYaml({block: 'platform'})})
     const platform = await syncedApp(ns1, 'platform')
     await eventually(async () => apiApp(platform.status!.api_id!)?.pods_total === 3, 60_000, 'secret app counts web-a, web-b, other')
     assert.equal(await getApp(ns1, `job-only-${run}`), undefined, 'an app made only of Job pods is not created')
 
-    // Cross-harness.namespace conflict.
+    // Cross-namespace conflict.
     await createPod(ns2, 'dup-2', {app: dup})
     await createPod(ns3, 'dup-3', {app: dup})
     const e2 = await eventWith(ns2, 'dup-2', 'K8sAppNameConflict')
@@ -279,7 +279,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.match(e3.message, new RegExp(ns2))
     // dup-2 came first, so ns2 may have had its app for a moment before dup-3 made it a conflict: it goes again.
     await eventually(async () => (await getApp(ns2, dup)) === undefined && (await getApp(ns3, dup)) === undefined, 60_000, 'no app for a conflicting name')
-    // Resolving the conflict lets the remaining harness.namespace have its app.
+    // Resolving the conflict lets the remaining namespace have its app.
     await harness.client.delete({...pods(ns3), name: 'dup-3'})
     await syncedApp(ns2, dup, 'dup in ns2 after the conflict is gone')
 
@@ -380,7 +380,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(art.spec.repository, 'library/nginx')
     assert.equal(art.spec.tag, '1.25.3')
     assert.equal(art.spec.digest, digest)
-    assert.deepEqual(art.spec.usage?.namespaces, [ns], 'the ignored harness.namespace does not count')
+    assert.deepEqual(art.spec.usage?.namespaces, [ns], 'the ignored namespace does not count')
     const local = await eventually(() => getArtifact('localhost-5000-team-app'), 30_000, 'registry with a port, no tag')
     assert.equal(local.spec.registry, 'localhost:5000')
     assert.equal(local.spec.tag, 'latest')
@@ -391,7 +391,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(digestOnly.spec.digest, `sha256:${'b'.repeat(64)}`)
     assert.equal(await getArtifact('registry-k8s-io-pause-3-9'), undefined, 'excluded registry')
     assert.equal(await getArtifact('excluded-example-com-x-1'), undefined, 'excluded registry')
-    // The app's status follows the pods of its harness.namespace on its own (not the Artifact CRs): p1 alone already gives
+    // The app's status follows the pods of its namespace on its own (not the Artifact CRs): p1 alone already gives
     // 3 artifacts with nginx in 1 pod, so wait for the state with both pods, not for the count.
     const shop = await eventually(async () => {
       const app = await getApp(ns, 'shop')
