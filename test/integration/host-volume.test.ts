@@ -73,7 +73,8 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
   const syncedHost = (name: string, what = `Host ${name} synced`, timeoutMs = 30_000) =>
     eventually(async () => {
       const host = await getHost(name)
-      return host?.status?.phase === 'Synced' && host.status.api_id ? host : undefined
+      // Synced for the spec it has now: an earlier sync's status says Synced too, and its last write may still come.
+      return host?.status?.phase === 'Synced' && host.status.api_id && host.status.observed_generation === host.metadata?.generation ? host : undefined
     }, timeoutMs, what)
   /** Synced, and (a PV is created Pending; its phase is written afterwards) the spec shows `pvPhase` when given. */
   const syncedVolume = (name: string, pvPhase?: string, timeoutMs = 30_000) =>
