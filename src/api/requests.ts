@@ -7,7 +7,7 @@ import type {EndpointKind, EndpointSpecInput} from './schemas.js'
 type Uuid = string
 type DateTime = string
 
-/** Writable fields of every ManagedObject (§1); all optional. */
+/** Writable fields of every ManagedObject; all optional. */
 export interface ManagedObjectWrite {
   name?: string
   display_name?: string | null
@@ -34,7 +34,7 @@ export interface ManagedObjectWrite {
   managed_by_object_id?: Uuid | null
 }
 
-// -- agent side (§3.1) ------------------------------------------------------------------------------------------
+// -- agent side ------------------------------------------------------------------------------------------
 
 export interface CheckResultInput {
   endpoint_id: Uuid
@@ -101,7 +101,7 @@ export interface AgentRequest extends ManagedObjectWrite {
   k8s_app?: Uuid | null
 }
 
-// -- endpoints (§3.6) -------------------------------------------------------------------------------------------
+// -- endpoints -------------------------------------------------------------------------------------------
 
 export interface EndpointRequest extends ManagedObjectWrite {
   name: string
@@ -124,7 +124,7 @@ export interface EndpointRequest extends ManagedObjectWrite {
   resolved_ip?: string | null
 }
 
-// -- Kubernetes (§3.7, 3.8, 3.10) -------------------------------------------------------------------------------
+// -- Kubernetes -------------------------------------------------------------------------------
 
 export interface K8sAppRequest extends ManagedObjectWrite {
   namespace?: string | null
@@ -203,7 +203,7 @@ export interface K8sVolumeRequest extends ManagedObjectWrite {
   node_affinity?: unknown
 }
 
-// -- hosts, backups, certificates (§3.9, 3.11) ------------------------------------------------------------------
+// -- hosts, backups, certificates ------------------------------------------------------------------
 
 export interface HostRequest extends ManagedObjectWrite {
   name: string
@@ -303,7 +303,7 @@ export interface CertificateSyncRequest {
   workspace_id?: number | string | null
 }
 
-// -- S3 (§3.14) -------------------------------------------------------------------------------------------------
+// -- S3 -------------------------------------------------------------------------------------------------
 
 export interface S3BucketRegionRequest {
   name: string
@@ -315,7 +315,7 @@ export interface S3BucketRegionRequest {
   cors_allow_all?: boolean
 }
 
-// -- DNS (§3.15) ------------------------------------------------------------------------------------------------
+// -- DNS ------------------------------------------------------------------------------------------------
 
 /** The SDK's record request model was not read; these are the fields the contract expects. */
 export interface DNSRecordRequest {
@@ -327,7 +327,7 @@ export interface DNSRecordRequest {
   priority?: number | null
 }
 
-// -- load balancers, workspaces, blocks, maintenances, config (§3.12, 3.16) -------------------------------------
+// -- load balancers, workspaces, blocks, maintenances, config -------------------------------------
 
 export interface LoadbalancerPort {
   port: number

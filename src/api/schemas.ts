@@ -30,7 +30,7 @@ export function refId(ref: ObjectRef | null | undefined): string | undefined {
 
 export const lastState = z.enum(['OK', 'WARNING', 'CRITICAL', 'READY', 'DEGRADED', 'DOWN'])
 
-/** Fields every ManagedObject detail may carry (§1, "Common ManagedObject fields"); all optional on reads. */
+/** Fields every ManagedObject detail may carry; all optional on reads. */
 const managedObjectFields = {
   id,
   name,
@@ -78,7 +78,7 @@ export interface Page<T> {
 // ---------------------------------------------------------------------------------------------------------------
 // Agent side
 
-/** §3.2: the 201 answer of `POST /api/v1/agent/health/`, with the token's workspace and organization. */
+/** The 201 answer of `POST /api/v1/agent/health/`, with the token's workspace and organization. */
 export const agentHealthSubmissionResponse = z.looseObject({
   status: z.string(),
   agent_id: id,
@@ -103,7 +103,6 @@ export const agentErrorReportResponse = z.looseObject({
 })
 export type AgentErrorReportResponse = z.infer<typeof agentErrorReportResponse>
 
-/** §3.3 */
 export const agent = z.looseObject({
   ...managedObjectFields,
   kind: z.string().nullable().optional(),
@@ -117,14 +116,14 @@ export const agent = z.looseObject({
 export type Agent = z.infer<typeof agent>
 
 // ---------------------------------------------------------------------------------------------------------------
-// Endpoints (§3.4–3.6)
+// Endpoints
 
 export const endpointKind = z.enum(['icmp', 'http', 'tcp', 'dns'])
 export type EndpointKind = z.infer<typeof endpointKind>
 
 const intList = z.array(z.number().int())
 
-/** §3.5: the typed check settings. Each sub-object is optional and nullable; defaults are the contract's. */
+/** The typed check settings. Each sub-object is optional and nullable; defaults are the contract's. */
 export const endpointSpec = z.looseObject({
   retry: z.looseObject({
     enabled: z.boolean().default(false),
@@ -179,7 +178,7 @@ export type EndpointSpec = z.output<typeof endpointSpec>
 /** The spec as written (every field optional; the API fills in defaults). */
 export type EndpointSpecInput = z.input<typeof endpointSpec>
 
-/** §3.4: an item of `GET /api/v1/agent/endpoints/` (a plain array, not paginated). */
+/** An item of `GET /api/v1/agent/endpoints/` (a plain array, not paginated). */
 export const agentEndpoint = z.looseObject({
   id,
   name,
@@ -192,7 +191,6 @@ export const agentEndpoint = z.looseObject({
 })
 export type AgentEndpoint = z.infer<typeof agentEndpoint>
 
-/** §3.6 */
 export const endpoint = z.looseObject({
   ...managedObjectFields,
   remote_address: z.string(),
@@ -213,7 +211,7 @@ export const endpoint = z.looseObject({
 export type Endpoint = z.infer<typeof endpoint>
 
 // ---------------------------------------------------------------------------------------------------------------
-// Kubernetes (§3.7, 3.8, 3.10)
+// Kubernetes
 
 export const k8sApp = z.looseObject({
   ...managedObjectFields,
@@ -277,7 +275,7 @@ export const k8sVolume = z.looseObject({
 export type K8sVolume = z.infer<typeof k8sVolume>
 
 // ---------------------------------------------------------------------------------------------------------------
-// Hosts, backups, certificates, artifacts (§3.9, 3.11)
+// Hosts, backups, certificates, artifacts
 
 export const host = z.looseObject({
   ...managedObjectFields,
@@ -347,7 +345,7 @@ export const certificate = z.looseObject({
 export type Certificate = z.infer<typeof certificate>
 
 /**
- * §3.11: body and answer of `POST /api/v1/certificates/sync/`. The SDK types the ids as int although objects
+ * Body and answer of `POST /api/v1/certificates/sync/`. The SDK types the ids as int although objects
  * use UUIDs elsewhere; both are accepted.
  */
 const intOrUuid = z.union([z.number().int(), z.string()])
@@ -375,7 +373,7 @@ export const artifact = z.looseObject({
 export type Artifact = z.infer<typeof artifact>
 
 // ---------------------------------------------------------------------------------------------------------------
-// S3 (§3.14)
+// S3
 
 export const s3Bucket = z.looseObject({
   ...managedObjectFields,
@@ -438,7 +436,7 @@ export const s3BucketAvailability = z.looseObject({available: z.boolean()})
 export type S3BucketAvailability = z.infer<typeof s3BucketAvailability>
 
 // ---------------------------------------------------------------------------------------------------------------
-// DNS (§3.15)
+// DNS
 
 export const dnsZoneSimple = z.looseObject({
   id,
@@ -464,7 +462,7 @@ export const dnsRecord = z.looseObject({
 export type DNSRecord = z.infer<typeof dnsRecord>
 
 // ---------------------------------------------------------------------------------------------------------------
-// Load balancers, workspaces, blocks, maintenance, config (§3.12, 3.16, 2.6)
+// Load balancers, workspaces, blocks, maintenance, config
 
 export const loadbalancerInstance = z.looseObject({
   ...managedObjectFields,
@@ -522,7 +520,7 @@ export const maintenanceWindowStatus = z.looseObject({
 export type MaintenanceWindowStatus = z.infer<typeof maintenanceWindowStatus>
 
 /**
- * §3.12: every field optional, extra keys kept (`OPERATOR_BLOCK_VERSION`, `OPERATOR_ROLLOUT_PERCENTAGE` are not
+ * Every field optional, extra keys kept (`OPERATOR_BLOCK_VERSION`, `OPERATOR_ROLLOUT_PERCENTAGE` are not
  * in the SDK but live here). The percentage is accepted as a number or a numeric string.
  */
 export const systemConfig = z.looseObject({

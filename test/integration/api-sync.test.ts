@@ -6,9 +6,9 @@ import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 const secretRef = (namespace: string, name?: string) => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
 const apiConnected = (object: OperatorConfigObject) => object.status?.conditions?.find((c) => c.type === 'APIConnected')
 
@@ -82,8 +82,8 @@ describe('API sync identity: token Secret, heartbeat, workspace resolution, loca
     const reports = () => sim.requests.filter((r) => r.resource === 'agent/health').length
     const before = reports()
     const resourceVersion = (await status(namespace)).metadata?.resourceVersion
-    await new Promise((resolve) => setTimeout(resolve, 5000))
-    assert.ok(reports() >= before + 2, `heartbeats: ${reports() - before} in 5 s`)
+    // The positive signal: two more heartbeats went out; only then is the OperatorConfig checked for writes.
+    await eventually(async () => reports() >= before + 2, 30_000, 'two more heartbeats')
     assert.equal((await status(namespace)).metadata?.resourceVersion, resourceVersion, 'a heartbeat changed the OperatorConfig')
 
     // The token Secret goes away → "No agent token", naming it; back → connected again.
@@ -152,8 +152,8 @@ describe('API sync identity: token Secret, heartbeat, workspace resolution, loca
         return apiConnected(object)?.status === 'True' && object.status?.local_cluster?.cluster_id ? object : undefined
       }, 90_000, 'resolved under faults')
       assert.equal(resolved.status?.api_sync?.workspace_id, flaky.id)
-      await new Promise((resolve) => setTimeout(resolve, 6000)) // more heartbeats, still failing half the time
-      assert.ok(sim.requests.filter((r) => r.status >= 500 || r.status === 429).length > 3, 'the faults did not bite')
+      // More heartbeats, still failing half the time.
+      await eventually(async () => sim.requests.filter((r) => r.status >= 500 || r.status === 429).length > 3, 30_000, 'the faults bit more than 3 times')
     } finally {
       sim.faults.clear()
     }

@@ -7,13 +7,10 @@ import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
 import yaml from 'js-yaml'
-import type {KubeClient, KubeObject, ResourceRef} from '../../src/kube/client.js'
+import type {KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freshNamespace} from '../support/cluster.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
@@ -32,53 +29,36 @@ const DAY = 24 * 60 * 60 * 1000
 
 describe('Backup and Certificate discovery (in-process operator, upstream CRDs installed mid-run, simulator)', function () {
   this.timeout(900_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let operatorNamespace: string
   let veleroNamespace: string
-  let stop: AbortController
-  let running: Promise<void>
+  const harness = inProcessOperator({
+    setup: async () => void (veleroNamespace = await freshNamespace(harness.client, 'velero')),
+    spec: () => ({
+      backup_discovery: {velero_namespace: veleroNamespace},
+      certificate_discovery: {issuer_filter: {exclude_issuers: ['selfsigned-issuer']}},
+    }),
+  })
 
   const controllers = async () => {
-    const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>(polycrate('operatorconfigs', operatorNamespace, 'default'))
+    const config = await harness.client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>(polycrate('operatorconfigs', harness.namespace, 'default'))
     return new Map((config.status?.controllers ?? []).map((c) => [c.name, c]))
   }
   const installCrds = async () => {
     for (const file of crdFiles) {
       const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
-      await applyCrd(client, crd)
-      await waitEstablished(client, crd.metadata.name)
+      await applyCrd(harness.client, crd)
+      await waitEstablished(harness.client, crd.metadata.name)
     }
   }
-  const list = async (plural: string, namespace: string) => (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/${plural}`})).items
+  const list = async (plural: string, namespace: string) => (await harness.client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/${plural}`})).items
   const synced = (plural: string, namespace: string, name: string, check: (cr: Synced) => boolean = () => true) => eventually(async () => {
     const found = (await list(plural, namespace)).find((cr) => cr.metadata?.name === name)
     // Synced for the spec it has now (an earlier sync of an older spec says Synced too).
     const current = found?.status?.observed_generation === found?.metadata?.generation
     return found && current && found.status?.phase === 'Synced' && found.status.api_id && check(found) ? found : undefined
   }, 30_000, `${plural} ${namespace}/${name} synced`)
-  const apiObject = (resource: string, id: string) => sim.get(resource, id) as ApiObject | undefined
-  const events = async (namespace: string) => (await client.request<{items: Array<{type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}>}>({path: `/api/v1/namespaces/${namespace}/events`})).items
+  const apiObject = (resource: string, id: string) => harness.sim.get(resource, id) as ApiObject | undefined
+  const events = async (namespace: string) => (await harness.client.request<{items: Array<{type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}>}>({path: `/api/v1/namespaces/${namespace}/events`})).items
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    veleroNamespace = await freshNamespace(client, 'velero')
-    operatorNamespace = (await operatorNamespaceFor(client, sim, {
-      backup_discovery: {velero_namespace: veleroNamespace},
-      certificate_discovery: {issuer_filter: {exclude_issuers: ['selfsigned-issuer']}},
-    })).namespace
-    stop = new AbortController()
-    running = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
-  })
-  after(async () => {
-    stop.abort()
-    await running
-    client.close()
-    await sim.close()
-  })
 
   it('the controllers wait for their CRDs, and start when the CRDs are installed mid-run', async () => {
     const before = await eventually(async () => {
@@ -98,17 +78,17 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('Velero: Backup and Schedule → Backup/BackupSchedule CRs per the mapping tables → API; status edits follow; deletion removes CR and API object', async () => {
-    await client.create(velero('schedules', veleroNamespace), {
+    await harness.client.create(velero('schedules', veleroNamespace), {
       apiVersion: 'velero.io/v1', kind: 'Schedule', metadata: {name: 'nightly', namespace: veleroNamespace},
       spec: {schedule: '0 3 * * *', paused: false, template: {ttl: '720h0m0s', includedNamespaces: ['shop']}},
     })
-    await client.create(velero('backups', veleroNamespace), {
+    await harness.client.create(velero('backups', veleroNamespace), {
       apiVersion: 'velero.io/v1', kind: 'Backup',
       metadata: {name: 'nightly-20260101030000', namespace: veleroNamespace, labels: {'velero.io/schedule-name': 'nightly'}},
       spec: {ttl: '720h0m0s', includedNamespaces: ['shop'], storageLocation: 'default'},
     })
     // Velero's Backup has no status subresource: Velero writes status with the object.
-    await client.mergePatch(velero('backups', veleroNamespace, 'nightly-20260101030000'), {status: {
+    await harness.client.mergePatch(velero('backups', veleroNamespace, 'nightly-20260101030000'), {status: {
       phase: 'InProgress', startTimestamp: '2026-01-01T03:00:00Z', progress: {totalItems: 100, itemsBackedUp: 40},
     }})
     const backup = await synced('backups', veleroNamespace, 'velero-nightly-20260101030000', (cr) => cr.spec.status === 'running')
@@ -119,7 +99,7 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
     const api = apiObject('backups/backups', backup.status!.api_id!)!
     assert.deepEqual([api.provider, api.status, api.retention_policy, api.items_backed_up], ['velero', 'running', '720h0m0s', 40])
 
-    await client.mergePatch(velero('backups', veleroNamespace, 'nightly-20260101030000'), {status: {
+    await harness.client.mergePatch(velero('backups', veleroNamespace, 'nightly-20260101030000'), {status: {
       phase: 'PartiallyFailed', completionTimestamp: '2026-01-01T03:10:00Z', progress: {totalItems: 100, itemsBackedUp: 98}, errors: 2,
     }})
     await eventually(async () => apiObject('backups/backups', backup.status!.api_id!)?.status === 'partial', 20_000, 'PartiallyFailed → partial in the API')
@@ -129,29 +109,29 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
     assert.deepEqual([schedule.spec.schedule_cron, schedule.spec.paused, schedule.spec.provider], ['0 3 * * *', false, 'velero'])
     const apiSchedule = apiObject('backups/backup-schedules', schedule.status!.api_id!)!
     assert.equal(apiSchedule.schedule_cron, '0 3 * * *')
-    await client.mergePatch(velero('schedules', veleroNamespace, 'nightly'), {spec: {paused: true}})
+    await harness.client.mergePatch(velero('schedules', veleroNamespace, 'nightly'), {spec: {paused: true}})
     await eventually(async () => apiObject('backups/backup-schedules', schedule.status!.api_id!)?.paused === true, 20_000, 'paused in the API')
 
-    await client.delete(velero('backups', veleroNamespace, 'nightly-20260101030000'))
+    await harness.client.delete(velero('backups', veleroNamespace, 'nightly-20260101030000'))
     await eventually(async () => (await list('backups', veleroNamespace)).every((cr) => cr.metadata?.name !== 'velero-nightly-20260101030000'), 20_000, 'Backup CR gone')
     await eventually(async () => apiObject('backups/backups', backup.status!.api_id!) === undefined, 20_000, 'API backup gone')
   })
 
   it('CloudNativePG: Backup and ScheduledBackup (status through the status subresource) → CRs → API', async () => {
-    const namespace = await freshNamespace(client, 'db')
-    await client.create(cnpg('scheduledbackups', namespace), {
+    const namespace = await freshNamespace(harness.client, 'db')
+    await harness.client.create(cnpg('scheduledbackups', namespace), {
       apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: 'daily', namespace},
       spec: {schedule: '0 0 2 * * *', cluster: {name: 'pg-main'}, suspend: false},
     })
-    const created = await client.create<KubeObject>(cnpg('backups', namespace), {
+    const created = await harness.client.create<KubeObject>(cnpg('backups', namespace), {
       apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup', metadata: {name: 'pg-main-backup-1', namespace},
       spec: {cluster: {name: 'pg-main'}, method: 'barmanObjectStore'},
     })
     assert.ok(created.metadata?.uid)
-    await client.mergePatch({...cnpg('backups', namespace, 'pg-main-backup-1'), subresource: 'status'}, {status: {phase: 'running', startedAt: '2026-01-02T02:00:00Z'}})
+    await harness.client.mergePatch({...cnpg('backups', namespace, 'pg-main-backup-1'), subresource: 'status'}, {status: {phase: 'running', startedAt: '2026-01-02T02:00:00Z'}})
     const backup = await synced('backups', namespace, 'cnpg-pg-main-backup-1', (cr) => cr.spec.status === 'running')
     assert.deepEqual([backup.spec.provider, backup.spec.kind, backup.spec.source_namespace], ['cloudnativepg', 'database', namespace])
-    await client.mergePatch({...cnpg('backups', namespace, 'pg-main-backup-1'), subresource: 'status'}, {status: {phase: 'completed', stoppedAt: '2026-01-02T02:05:00Z'}})
+    await harness.client.mergePatch({...cnpg('backups', namespace, 'pg-main-backup-1'), subresource: 'status'}, {status: {phase: 'completed', stoppedAt: '2026-01-02T02:05:00Z'}})
     await eventually(async () => apiObject('backups/backups', backup.status!.api_id!)?.status === 'completed', 20_000, 'completed in the API')
     const schedule = await synced('backupschedules', namespace, 'cnpg-daily')
     assert.equal(schedule.spec.schedule_cron, '0 0 2 * * *')
@@ -159,13 +139,13 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('cert-manager: a Certificate → certmanager-<ns>-<name> with the seed\'s spec and labels → API; NotAfter 30 days + 5 s ahead flips to expiring_soon by itself', async () => {
-    const namespace = await freshNamespace(client, 'tls')
-    await client.create(certManager(namespace), {
+    const namespace = await freshNamespace(harness.client, 'tls')
+    await harness.client.create(certManager(namespace), {
       apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'api-example-com-tls', namespace},
       spec: {secretName: 'api-example-com-tls', dnsNames: ['api.example.com'], issuerRef: {name: 'letsencrypt-production', kind: 'ClusterIssuer', group: 'cert-manager.io'}},
     })
     const notAfter = new Date(Date.now() + 30 * DAY + 5000)
-    await client.mergePatch({...certManager(namespace, 'api-example-com-tls'), subresource: 'status'}, {status: {
+    await harness.client.mergePatch({...certManager(namespace, 'api-example-com-tls'), subresource: 'status'}, {status: {
       conditions: [{type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z')}],
       notBefore: new Date(Date.now() - 60 * DAY).toISOString().replace(/\.\d+Z$/, 'Z'),
       notAfter: notAfter.toISOString().replace(/\.\d+Z$/, 'Z'),
@@ -187,9 +167,9 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('issuer_filter: a certificate of an excluded issuer is not discovered', async () => {
-    const namespace = await freshNamespace(client, 'tlsx')
+    const namespace = await freshNamespace(harness.client, 'tlsx')
     for (const [name, issuer] of [['excluded', 'selfsigned-issuer'], ['included', 'letsencrypt-production']] as const) {
-      await client.create(certManager(namespace), {
+      await harness.client.create(certManager(namespace), {
         apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name, namespace},
         spec: {secretName: name, dnsNames: [`${name}.example.com`], issuerRef: {name: issuer, kind: 'Issuer'}},
       })
@@ -199,7 +179,7 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('malformed inputs each give a Warning Event or a documented default; the others are discovered', async () => {
-    const namespace = await freshNamespace(client, 'odd')
+    const namespace = await freshNamespace(harness.client, 'odd')
     const v = (plural: string) => velero(plural, veleroNamespace)
     // What the API server accepts but the operator cannot read as is (its CRD schemas refuse the rest).
     const bad: Array<[ResourceRef, string, object, string]> = [
@@ -211,11 +191,11 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
       [cnpg('scheduledbackups', namespace), 'ScheduledBackup', {metadata: {name: 'bad-cron'}, spec: {schedule: 'whenever', cluster: {name: 'pg'}}}, 'InvalidCron'],
       [certManager(namespace), 'Certificate', {metadata: {name: 'external-issuer'}, spec: {secretName: 'x', dnsNames: ['x.example.com'], issuerRef: {name: 'pca', kind: 'AWSPCAClusterIssuer', group: 'awspca.cert-manager.io'}}}, 'UnsupportedIssuerKind'],
     ]
-    for (const [ref, kind, body] of bad) await client.create(ref, {apiVersion: `${ref.group}/${ref.version}`, kind, ...body})
+    for (const [ref, kind, body] of bad) await harness.client.create(ref, {apiVersion: `${ref.group}/${ref.version}`, kind, ...body})
     // Documented defaults (no Event): all namespaces ("*") is a cluster backup; Deleting before expiration is unknown.
-    await client.create(v('backups'), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `all-${namespace}`}, spec: {includedNamespaces: ['*']}})
-    await client.create(v('backups'), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `deleting-${namespace}`}, spec: {}, status: {phase: 'Deleting', expiration: '2099-01-01T00:00:00Z'}})
-    await client.create(certManager(namespace), {apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'no-dns'}, spec: {secretName: 'no-dns', commonName: 'cn.example.com', issuerRef: {name: 'le'}}})
+    await harness.client.create(v('backups'), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `all-${namespace}`}, spec: {includedNamespaces: ['*']}})
+    await harness.client.create(v('backups'), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `deleting-${namespace}`}, spec: {}, status: {phase: 'Deleting', expiration: '2099-01-01T00:00:00Z'}})
+    await harness.client.create(certManager(namespace), {apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'no-dns'}, spec: {secretName: 'no-dns', commonName: 'cn.example.com', issuerRef: {name: 'le'}}})
 
     const warnings = async () => [...await events(veleroNamespace), ...await events(namespace)].filter((e) => e.type === 'Warning')
     for (const [, , body, reason] of bad) {
@@ -232,13 +212,13 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('CRDs deleted → the controllers stop and say why; re-installed → they resume', async () => {
-    for (const name of crdNames) await client.delete({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
+    for (const name of crdNames) await harness.client.delete({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
     await eventually(async () => {
       const states = await controllers()
       return features.every((name) => !states.get(name)?.running && /WaitingForCRDs/.test(states.get(name)?.reason ?? ''))
     }, 60_000, 'every controller stopped, waiting for its CRDs')
     await eventually(async () => {
-      for (const name of crdNames) if (await client.getOrUndefined({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})) return false
+      for (const name of crdNames) if (await harness.client.getOrUndefined({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})) return false
       return true
     }, 60_000, 'the CRDs are gone')
     await installCrds()
@@ -246,8 +226,8 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
       const states = await controllers()
       return features.every((name) => states.get(name)?.running)
     }, 30_000, 'the controllers resume')
-    const namespace = await freshNamespace(client, 'again')
-    await client.create(certManager(namespace), {
+    const namespace = await freshNamespace(harness.client, 'again')
+    await harness.client.create(certManager(namespace), {
       apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: 'again', namespace},
       spec: {secretName: 'again', dnsNames: ['again.example.com'], issuerRef: {name: 'le', kind: 'ClusterIssuer'}},
     })
@@ -255,20 +235,20 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   })
 
   it('R: an API brown-out (50 % 5xx/429) during the initial sync of 300 Velero backups → all synced once, 0 duplicates', async () => {
-    sim.faults.set({errorRate: 0.3, errorStatuses: [500, 502, 503], rateLimitRate: 0.2, retryAfterSeconds: 0, match: (_method, p) => p.startsWith('/api/v1/backups/')})
+    harness.sim.faults.set({errorRate: 0.3, errorStatuses: [500, 502, 503], rateLimitRate: 0.2, retryAfterSeconds: 0, match: (_method, p) => p.startsWith('/api/v1/backups/')})
     const prefix = `r-${Date.now().toString(36)}`
     const queue = Array.from({length: 300}, (_, i) => i)
     await Promise.all(Array.from({length: 16}, async () => {
       for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        await client.create(velero('backups', veleroNamespace), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `${prefix}-${i}`, namespace: veleroNamespace}, spec: {ttl: '24h0m0s'}, status: {phase: 'Completed'}})
+        await harness.client.create(velero('backups', veleroNamespace), {apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name: `${prefix}-${i}`, namespace: veleroNamespace}, spec: {ttl: '24h0m0s'}, status: {phase: 'Completed'}})
       }
     }))
     await eventually(async () => {
       const ours = (await list('backups', veleroNamespace)).filter((cr) => String(cr.metadata?.name).startsWith(`velero-${prefix}-`))
       return ours.length === 300 && ours.every((cr) => cr.status?.phase === 'Synced')
     }, 600_000, '300 Backup CRs synced')
-    sim.faults.set({})
-    const live = (sim.list('backups/backups') as ApiObject[]).filter((b) => String(b.name).startsWith(prefix))
+    harness.sim.faults.set({})
+    const live = (harness.sim.list('backups/backups') as ApiObject[]).filter((b) => String(b.name).startsWith(prefix))
     assert.equal(live.length, 300, 'one API backup per Velero backup')
     assert.equal(new Set(live.map((b) => b.name)).size, 300, 'no duplicates')
   })

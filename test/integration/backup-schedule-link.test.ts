@@ -8,13 +8,10 @@ import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
 import yaml from 'js-yaml'
-import type {KubeClient, KubeObject, ResourceRef} from '../../src/kube/client.js'
+import type {KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freshNamespace} from '../support/cluster.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
@@ -26,22 +23,35 @@ type Synced = KubeObject & {spec: Record<string, unknown>; status?: {phase?: str
 
 describe('Backup → BackupSchedule link in the API, whatever the order (in-process operator, simulator)', function () {
   this.timeout(300_000)
-  let client: KubeClient
-  let sim: ApiSimulator
   let veleroNamespace: string
-  let stop: AbortController
-  let running: Promise<void>
+  const harness = inProcessOperator({
+    // Five Schedule/Backup pairs exist before the operator starts (an operator installed beside a running Velero).
+    setup: async () => {
+      for (const file of crdFiles) {
+        const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+        await applyCrd(harness.client, crd)
+        await waitEstablished(harness.client, crd.metadata.name)
+      }
+      veleroNamespace = await freshNamespace(harness.client, 'velero')
+      for (let i = 0; i < 5; i++) {
+        await veleroSchedule(`pre-${i}`)
+        await veleroBackup(`pre-${i}-20260101030000`, `pre-${i}`)
+      }
+    },
+    spec: () => ({backup_discovery: {velero_namespace: veleroNamespace}}),
+    waitForCluster: false,
+  })
 
-  const veleroSchedule = (name: string) => client.create(velero('schedules', veleroNamespace), {
+  const veleroSchedule = (name: string) => harness.client.create(velero('schedules', veleroNamespace), {
     apiVersion: 'velero.io/v1', kind: 'Schedule', metadata: {name, namespace: veleroNamespace},
     spec: {schedule: '0 3 * * *', template: {ttl: '720h0m0s', includedNamespaces: ['shop']}},
   })
-  const veleroBackup = (name: string, schedule: string) => client.create(velero('backups', veleroNamespace), {
+  const veleroBackup = (name: string, schedule: string) => harness.client.create(velero('backups', veleroNamespace), {
     apiVersion: 'velero.io/v1', kind: 'Backup', metadata: {name, namespace: veleroNamespace, labels: {'velero.io/schedule-name': schedule}},
     spec: {ttl: '720h0m0s', includedNamespaces: ['shop']},
   })
   const cr = async (plural: string, namespace: string, name: string) =>
-    (await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/${plural}`})).items.find((item) => item.metadata?.name === name)
+    (await harness.client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/${plural}`})).items.find((item) => item.metadata?.name === name)
   const syncedId = (plural: string, namespace: string, name: string) => eventually(async () => {
     const found = await cr(plural, namespace, name)
     return found?.status?.phase === 'Synced' ? found.status.api_id : undefined
@@ -52,36 +62,10 @@ describe('Backup → BackupSchedule link in the API, whatever the order (in-proc
     await eventually(async () => {
       const backup = await cr('backups', namespace, backupCr)
       const id = backup?.status?.api_id
-      const api = id ? sim.get('backups/backups', id) as {schedule?: string | null} | undefined : undefined
+      const api = id ? harness.sim.get('backups/backups', id) as {schedule?: string | null} | undefined : undefined
       return api?.schedule === scheduleId && backup?.status?.schedule_id === scheduleId
     }, 30_000, `API backup of ${namespace}/${backupCr} linked to schedule ${scheduleId}`)
   }
-
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    for (const file of crdFiles) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
-      await applyCrd(client, crd)
-      await waitEstablished(client, crd.metadata.name)
-    }
-    sim = await ApiSimulator.start()
-    veleroNamespace = await freshNamespace(client, 'velero')
-    // Five Schedule/Backup pairs exist before the operator starts (an operator installed beside a running Velero).
-    for (let i = 0; i < 5; i++) {
-      await veleroSchedule(`pre-${i}`)
-      await veleroBackup(`pre-${i}-20260101030000`, `pre-${i}`)
-    }
-    const {namespace} = await operatorNamespaceFor(client, sim, {backup_discovery: {velero_namespace: veleroNamespace}})
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-  })
-  after(async () => {
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
-  })
 
   it('operator starts with 5 Schedule/Backup pairs present → every API backup is linked to its schedule', async () => {
     for (let i = 0; i < 5; i++) await linked(veleroNamespace, `velero-pre-${i}-20260101030000`, `velero-pre-${i}`)
@@ -97,20 +81,20 @@ describe('Backup → BackupSchedule link in the API, whatever the order (in-proc
   it('Velero: Backup synced first, then its Schedule → the backup gets linked', async () => {
     await veleroBackup('late-20260101030000', 'late')
     const backupId = await syncedId('backups', veleroNamespace, 'velero-late-20260101030000')
-    assert.equal((sim.get('backups/backups', backupId!) as {schedule?: string | null}).schedule ?? null, null, 'no schedule to link yet')
+    assert.equal((harness.sim.get('backups/backups', backupId!) as {schedule?: string | null}).schedule ?? null, null, 'no schedule to link yet')
     await veleroSchedule('late')
     await linked(veleroNamespace, 'velero-late-20260101030000', 'velero-late')
   })
 
   it('CloudNativePG: Backup synced first, then its ScheduledBackup → the backup gets linked', async () => {
-    const namespace = await freshNamespace(client, 'db')
-    await client.create(cnpg('backups', namespace), {
+    const namespace = await freshNamespace(harness.client, 'db')
+    await harness.client.create(cnpg('backups', namespace), {
       apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup',
       metadata: {name: 'pg-main-daily-1', namespace, labels: {'cnpg.io/scheduled-backup': 'daily'}},
       spec: {cluster: {name: 'pg-main'}, method: 'barmanObjectStore'},
     })
     await syncedId('backups', namespace, 'cnpg-pg-main-daily-1')
-    await client.create(cnpg('scheduledbackups', namespace), {
+    await harness.client.create(cnpg('scheduledbackups', namespace), {
       apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: 'daily', namespace},
       spec: {schedule: '0 0 2 * * *', cluster: {name: 'pg-main'}},
     })

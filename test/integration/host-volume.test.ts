@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict'
-import {createHash, randomBytes} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import type {HostSpec, HostStatus} from '../../src/crds/host.js'
 import type {K8sVolumeSpec, K8sVolumeStatus} from '../../src/crds/k8s-volume.js'
-import {KubeApiError, type KubeClient, type KubeObject} from '../../src/kube/client.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds} from '../support/cluster.js'
+import {KubeApiError, type KubeObject} from '../../src/kube/client.js'
+import {sha8} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type HostObject = KubeObject & {spec: HostSpec; status?: HostStatus; metadata: {finalizers?: string[]; ownerReferences?: Array<{kind: string; name: string; uid: string}>}}
@@ -32,17 +29,26 @@ const uniquePrefix = () => `hv-${randomBytes(3).toString('hex')}`
 function documentedSlug(name: string): string {
   if (name.length <= 63 && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) return name
   const readable = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-+|-+$/g, '')
-  return `${readable.slice(0, 63 - 9).replace(/-+$/, '')}-${createHash('sha256').update(name).digest('hex').slice(0, 8)}`
+  return `${readable.slice(0, 63 - 9).replace(/-+$/, '')}-${sha8(name)}`
 }
 
 describe('Host and K8sVolume discovery and sync (in-process operator, real apiserver, simulator)', function () {
   this.timeout(120_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let stop: AbortController
-  let running: Promise<void>
-  let namespace: string
-  let workspaceId: string
+  const harness = inProcessOperator({
+    // Delete our nodes and PVs while the operator still runs, so their CRs can let go of the sync finalizers.
+    cleanup: async () => {
+      for (const name of createdNodes) await harness.client.delete({...nodes, name}).catch(() => {})
+      for (const name of createdPvs) {
+        await harness.client.delete({...pvs, name}).catch(() => {})
+        await releasePvProtection(name).catch(() => {})
+      }
+      await eventually(async () => {
+        const hosts = (await harness.client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${harness.namespace}/hosts`})).items
+        const volumes = (await harness.client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${harness.namespace}/k8svolumes`})).items
+        return hosts.length === 0 && volumes.length === 0
+      }, 30_000, 'our Host and K8sVolume CRs gone').catch((error) => process.stderr.write(`[host-volume after] ${(error as Error).message}\n`))
+    },
+  })
   const createdNodes = new Set<string>()
   const createdPvs = new Set<string>()
 
@@ -51,7 +57,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
   /** Registers a node the way a kubelet does: one POST with the status (the API server keeps a Node's status on create). */
   const createNode = async (name: string, input: {labels?: Record<string, string>; providerID?: string; status?: Record<string, unknown>}) => {
     createdNodes.add(name)
-    return client.create<KubeObject>(nodes, {
+    return harness.client.create<KubeObject>(nodes, {
       apiVersion: 'v1', kind: 'Node',
       metadata: {name, ...(input.labels ? {labels: input.labels} : {})},
       spec: input.providerID ? {providerID: input.providerID} : {},
@@ -62,12 +68,13 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: 'set by the test',
     lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString(),
   })
-  const getHost = (name: string) => client.getOrUndefined<HostObject>({...hostsIn(namespace), name})
-  const getVolume = (name: string) => client.getOrUndefined<VolumeObject>({...volumesIn(namespace), name})
+  const getHost = (name: string) => harness.client.getOrUndefined<HostObject>({...hostsIn(harness.namespace), name})
+  const getVolume = (name: string) => harness.client.getOrUndefined<VolumeObject>({...volumesIn(harness.namespace), name})
   const syncedHost = (name: string, what = `Host ${name} synced`, timeoutMs = 30_000) =>
     eventually(async () => {
       const host = await getHost(name)
-      return host?.status?.phase === 'Synced' && host.status.api_id ? host : undefined
+      // Synced for the spec it has now: an earlier sync's status says Synced too, and its last write may still come.
+      return host?.status?.phase === 'Synced' && host.status.api_id && host.status.observed_generation === host.metadata?.generation ? host : undefined
     }, timeoutMs, what)
   /** Synced, and (a PV is created Pending; its phase is written afterwards) the spec shows `pvPhase` when given. */
   const syncedVolume = (name: string, pvPhase?: string, timeoutMs = 30_000) =>
@@ -76,30 +83,30 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
       if (pvPhase !== undefined && volume?.spec.phase !== pvPhase) return undefined
       return volume?.status?.phase === 'Synced' && volume.status.api_id && apiVolume(volume.status.api_id)?.phase === volume.spec.phase ? volume : undefined
     }, timeoutMs, `K8sVolume ${name} synced${pvPhase ? ` with phase ${pvPhase}` : ''}`)
-  const apiHost = (id: string) => sim.get('hosts', id) as ApiObject | undefined
-  const apiVolume = (id: string) => sim.get('kubernetes/volumes', id) as ApiObject | undefined
-  const liveApiHostsNamed = (name: string) => (sim.list('hosts') as ApiObject[]).filter((h) => h.name === name)
-  const liveApiVolumesNamed = (name: string) => (sim.list('kubernetes/volumes') as ApiObject[]).filter((v) => v.name === name)
+  const apiHost = (id: string) => harness.sim.get('hosts', id) as ApiObject | undefined
+  const apiVolume = (id: string) => harness.sim.get('kubernetes/volumes', id) as ApiObject | undefined
+  const liveApiHostsNamed = (name: string) => (harness.sim.list('hosts') as ApiObject[]).filter((h) => h.name === name)
+  const liveApiVolumesNamed = (name: string) => (harness.sim.list('kubernetes/volumes') as ApiObject[]).filter((v) => v.name === name)
   const clusterId = () => {
-    const clusters = sim.list('kubernetes/clusters')
+    const clusters = harness.sim.list('kubernetes/clusters')
     assert.equal(clusters.length, 1, 'one K8sCluster in the simulator')
     return clusters[0]!.id as string
   }
   const eventsAbout = async (eventNamespace: string, name: string) =>
-    (await client.request<{items: EventObject[]}>({
+    (await harness.client.request<{items: EventObject[]}>({
       path: `/api/v1/namespaces/${eventNamespace}/events`,
       query: {fieldSelector: `involvedObject.name=${name}`},
     })).items
   const createPv = async (name: string, spec: Record<string, unknown>, phase?: string) => {
     createdPvs.add(name)
-    const pv = await client.create<KubeObject>(pvs, {apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name}, spec})
-    if (phase) await client.mergePatch({...pvs, name, subresource: 'status'}, {status: {phase}})
+    const pv = await harness.client.create<KubeObject>(pvs, {apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name}, spec})
+    if (phase) await harness.client.mergePatch({...pvs, name, subresource: 'status'}, {status: {phase}})
     return pv
   }
   /** What kube-controller-manager's pv-protection controller would do (it does not run here). */
   const releasePvProtection = async (name: string) => {
     try {
-      await client.mergePatch({...pvs, name}, {metadata: {finalizers: null}})
+      await harness.client.mergePatch({...pvs, name}, {metadata: {finalizers: null}})
     } catch (error) {
       if (!(error instanceof KubeApiError && error.status === 404)) throw error
     }
@@ -107,33 +114,6 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
 
   // -- set-up ----------------------------------------------------------------------------------------------------
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    ;({namespace, workspaceId} = await operatorNamespaceFor(client, sim))
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
-  })
-
-  after(async () => {
-    // Delete our nodes and PVs while the operator still runs, so their CRs can let go of the sync finalizers.
-    for (const name of createdNodes) await client.delete({...nodes, name}).catch(() => {})
-    for (const name of createdPvs) {
-      await client.delete({...pvs, name}).catch(() => {})
-      await releasePvProtection(name).catch(() => {})
-    }
-    await eventually(async () => {
-      const hosts = (await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/hosts`})).items
-      const volumes = (await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/k8svolumes`})).items
-      return hosts.length === 0 && volumes.length === 0
-    }, 30_000, 'our Host and K8sVolume CRs gone').catch((error) => process.stderr.write(`[host-volume after] ${(error as Error).message}\n`))
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
-  })
 
   // -- hosts -----------------------------------------------------------------------------------------------------
 
@@ -171,7 +151,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
       provider_image_os_architecture: 'amd64',
       source: {node_name: name, node_uid: node.metadata!.uid},
     })
-    assert.equal(host.metadata?.namespace, namespace)
+    assert.equal(host.metadata?.namespace, harness.namespace)
     assert.equal(host.metadata?.labels?.polycrate_discovered, 'true')
     assert.deepEqual(host.metadata.finalizers, ['polycrate.io/host-cleanup'])
     assert.deepEqual(host.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['Node', name, node.metadata!.uid]])
@@ -192,18 +172,18 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(api.provider_image_os_flavor, 'ubuntu')
     assert.equal(api.provider_image_os_version, '22.04.4')
     assert.equal(api.k8s_cluster, clusterId())
-    assert.equal(api.workspace, workspaceId)
+    assert.equal(api.workspace, harness.workspaceId)
     assert.equal(api.created_by_component, 'operator')
     assert.equal(api.source, undefined, 'operator bookkeeping is not sent')
     assert.equal(liveApiHostsNamed(name).length, 1)
 
     // Ready → False through the node status.
-    await client.mergePatch({...nodes, name, subresource: 'status'}, {status: {conditions: [ready('False')]}})
+    await harness.client.mergePatch({...nodes, name, subresource: 'status'}, {status: {conditions: [ready('False')]}})
     await eventually(async () => (await getHost(name))?.status?.node_ready === false, 20_000, 'node_ready false')
     assert.equal((await getHost(name))?.status?.phase, 'Synced', 'still Synced after the readiness flip')
 
     // More memory → spec and API host follow.
-    await client.mergePatch({...nodes, name, subresource: 'status'}, {status: {capacity: {memory: '32Gi'}}})
+    await harness.client.mergePatch({...nodes, name, subresource: 'status'}, {status: {capacity: {memory: '32Gi'}}})
     await eventually(async () => (await getHost(name))?.spec.resource_memory === 32768, 20_000, 'Host spec resource_memory 32768')
     await eventually(async () => apiHost(host.status!.api_id!)?.resource_memory === 32768, 20_000, 'API host resource_memory 32768')
     const after = await syncedHost(name)
@@ -212,14 +192,14 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(liveApiHostsNamed(name).length, 1)
 
     // Kubelet heartbeats (only lastHeartbeatTime moves) write nothing: no API write, no CR write.
-    sim.clearRequests()
+    harness.sim.clearRequests()
     const version = after.metadata?.resourceVersion
     for (let i = 0; i < 2; i++) {
-      await client.mergePatch({...nodes, name, subresource: 'status'}, {status: {conditions: [{...ready('False'), lastHeartbeatTime: new Date(Date.now() + (i + 1) * 1000).toISOString()}]}})
+      await harness.client.mergePatch({...nodes, name, subresource: 'status'}, {status: {conditions: [{...ready('False'), lastHeartbeatTime: new Date(Date.now() + (i + 1) * 1000).toISOString()}]}})
     }
     // Positive signal: two inventory listings of hosts have run since the heartbeats.
-    await eventually(async () => sim.requests.filter((r) => r.method === 'GET' && r.resource === 'hosts' && r.status === 200).length >= 2 || undefined, 20_000, 'two inventory checks')
-    const writes = sim.requests.filter((r) => r.method !== 'GET' && r.path.includes(host.status!.api_id!))
+    await eventually(async () => harness.sim.requests.filter((r) => r.method === 'GET' && r.resource === 'hosts' && r.status === 200).length >= 2 || undefined, 20_000, 'two inventory checks')
+    const writes = harness.sim.requests.filter((r) => r.method !== 'GET' && r.path.includes(host.status!.api_id!))
     assert.deepEqual(writes.map((r) => `${r.method} ${r.path}`), [], 'API writes for heartbeats')
     assert.equal((await getHost(name))?.metadata?.resourceVersion, version, 'Host CR written for heartbeats')
   })
@@ -236,7 +216,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(host.spec.default_ipv6, 'fd00::51')
     assert.equal(apiHost(host.status!.api_id!)?.default_ipv6, 'fd00::51')
 
-    await client.mergePatch({...nodes, name, subresource: 'status'}, {status: {addresses: [{type: 'InternalIP', address: '10.0.0.51'}]}})
+    await harness.client.mergePatch({...nodes, name, subresource: 'status'}, {status: {addresses: [{type: 'InternalIP', address: '10.0.0.51'}]}})
     await eventually(async () => {
       const current = await getHost(name)
       return current && !('default_ipv6' in current.spec) && current.status?.config_hash !== host.status?.config_hash && current.status?.phase === 'Synced'
@@ -270,7 +250,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(host.spec.role, 'k8s-worker')
     assert.equal(apiHost(oldId)?.default_ipv4, '10.0.0.21')
 
-    sim.deleteBehindBack('hosts', oldId)
+    harness.sim.deleteBehindBack('hosts', oldId)
     const recreated = await eventually(async () => {
       const current = await getHost(name)
       const id = current?.status?.api_id
@@ -281,12 +261,12 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(api.default_ipv4, '10.0.0.21')
     assert.equal(api.k8s_cluster, clusterId())
     assert.equal(liveApiHostsNamed(name).length, 1, 'exactly one API host of that name')
-    await eventually(async () => (await eventsAbout(namespace, name)).find((e) => e.reason === 'Recreated' && e.involvedObject.kind === 'Host'), 20_000, 'Recreated Event on the Host')
+    await eventually(async () => (await eventsAbout(harness.namespace, name)).find((e) => e.reason === 'Recreated' && e.involvedObject.kind === 'Host'), 20_000, 'Recreated Event on the Host')
   })
 
   it('adopts an API host of the same name in the workspace instead of creating a second one', async () => {
     const name = `${uniquePrefix()}-adopt-1`
-    const existing = sim.insert('hosts', {name, hostname: 'old-hostname', workspace: workspaceId, role: 'generic', description: 'made by hand'}) as ApiObject
+    const existing = harness.sim.insert('hosts', {name, hostname: 'old-hostname', workspace: harness.workspaceId, role: 'generic', description: 'made by hand'}) as ApiObject
     await createNode(name, {
       status: {addresses: [{type: 'InternalIP', address: '10.0.0.31'}], capacity: {cpu: '8', memory: '64Gi'}, conditions: [ready('True')]},
     })
@@ -308,7 +288,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     })
     const host = await syncedHost(name)
     const id = host.status!.api_id!
-    await client.delete({...nodes, name})
+    await harness.client.delete({...nodes, name})
     await eventually(async () => (await getHost(name)) === undefined, 30_000, 'Host CR gone')
     const api = apiHost(id)
     assert.ok(api === undefined || api.is_deleted === true, `API host ${id} deleted (got ${JSON.stringify(api)})`)
@@ -377,7 +357,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
       for (const [key, value] of Object.entries(c.expect)) assert.deepEqual(api[key], value, `${c.name}: API ${key}`)
     }
     assert.equal(documentedSlug(longName).length, 63)
-    assert.ok(documentedSlug(longName).endsWith(`-${createHash('sha256').update(longName).digest('hex').slice(0, 8)}`))
+    assert.ok(documentedSlug(longName).endsWith(`-${sha8(longName)}`))
 
     // Problems: one Warning Event on the Node (cluster-scoped → Events land in `default`).
     for (const c of cases.filter((candidate) => candidate.problem)) {
@@ -437,7 +417,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
       pvc_namespace: 'db',
       source: {pv_name: csiName, pv_uid: csiPv.metadata!.uid},
     })
-    assert.equal(csi.metadata?.namespace, namespace)
+    assert.equal(csi.metadata?.namespace, harness.namespace)
     assert.deepEqual(csi.metadata.finalizers, ['polycrate.io/k8svolume-cleanup'])
     assert.deepEqual(csi.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['PersistentVolume', csiName, csiPv.metadata!.uid]])
     assert.equal(csi.status?.sync_status, 'synced')
@@ -446,7 +426,7 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.ok(api, 'API volume exists')
     assert.equal(api.name, csiName)
     assert.equal(api.k8s_cluster, clusterId())
-    assert.equal(api.workspace, workspaceId)
+    assert.equal(api.workspace, harness.workspaceId)
     assert.equal(api.csi_driver, 'csi.hetzner.cloud')
     assert.equal(api.cloud_provider_volume_id, '100042')
     assert.equal(api.capacity_bytes, 10737418240)
@@ -478,13 +458,13 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     assert.equal(localApi.k8s_cluster, clusterId())
 
     // PV phase change → CR and API follow.
-    await client.mergePatch({...pvs, name: csiName, subresource: 'status'}, {status: {phase: 'Released'}})
+    await harness.client.mergePatch({...pvs, name: csiName, subresource: 'status'}, {status: {phase: 'Released'}})
     await eventually(async () => (await getVolume(csiName))?.spec.phase === 'Released', 20_000, 'K8sVolume phase Released')
     await eventually(async () => apiVolume(csiId)?.phase === 'Released', 20_000, 'API volume phase Released')
     assert.equal((await syncedVolume(csiName)).status?.api_id, csiId, 'updated in place')
 
     // Deleted behind the operator's back → recreated by the inventory check, no duplicate.
-    sim.deleteBehindBack('kubernetes/volumes', csiId)
+    harness.sim.deleteBehindBack('kubernetes/volumes', csiId)
     const recreated = await eventually(async () => {
       const current = await getVolume(csiName)
       const id = current?.status?.api_id
@@ -498,12 +478,12 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     // PV deleted → K8sVolume and API volume go. The PV itself waits for kubernetes.io/pv-protection (no
     // pv-protection controller runs here), so the operator must act on the deletionTimestamp.
     const localId = local.status!.api_id!
-    await client.delete({...pvs, name: hostPathName})
+    await harness.client.delete({...pvs, name: hostPathName})
     await eventually(async () => (await getVolume(hostPathName)) === undefined, 30_000, 'K8sVolume of the deleted PV gone')
     assert.equal(apiVolume(localId), undefined, 'API volume deleted')
     assert.equal(liveApiVolumesNamed(hostPathName).length, 0)
     await releasePvProtection(hostPathName)
-    await eventually(async () => (await client.getOrUndefined({...pvs, name: hostPathName})) === undefined, 20_000, 'PV gone')
+    await eventually(async () => (await harness.client.getOrUndefined({...pvs, name: hostPathName})) === undefined, 20_000, 'PV gone')
     // The other volume is untouched.
     assert.equal((await syncedVolume(csiName)).status?.api_id, recreated.status!.api_id)
   })
@@ -522,8 +502,8 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     const id = bound.status!.api_id!
     assert.equal(apiVolume(id)?.pvc_name, 'data-redis-0')
 
-    await client.mergePatch({...pvs, name}, {spec: {claimRef: null}})
-    await client.mergePatch({...pvs, name, subresource: 'status'}, {status: {phase: 'Available'}})
+    await harness.client.mergePatch({...pvs, name}, {spec: {claimRef: null}})
+    await harness.client.mergePatch({...pvs, name, subresource: 'status'}, {status: {phase: 'Available'}})
     const released = await eventually(async () => {
       const current = await getVolume(name)
       return current && !('pvc_name' in current.spec) && !('pvc_namespace' in current.spec) ? current : undefined

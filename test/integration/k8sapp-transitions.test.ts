@@ -4,12 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
-import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {KubeObject} from '../../src/kube/client.js'
+import {freshNamespace} from '../support/cluster.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type ApiApp = Record<string, unknown> & {id: string; name: string; namespace?: string | null}
@@ -18,47 +15,29 @@ const apps = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1'
 
 describe('K8sApp transitions (in-process operator, real apiserver, simulator)', function () {
   this.timeout(180_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let stop: AbortController
-  let running: Promise<void>
+  const harness = inProcessOperator()
   const run = randomBytes(3).toString('hex')
 
   const createPod = async (namespace: string, name: string, app: string, ready = true) => {
-    await client.create(pods(namespace), {
+    await harness.client.create(pods(namespace), {
       apiVersion: 'v1', kind: 'Pod', metadata: {name, namespace, annotations: {polycrate_k8sapp_name: app}},
       spec: {containers: [{name: 'c', image: 'apps.example.com/team/service:1.0'}]},
     })
     if (ready) {
-      await client.mergePatch({...pods(namespace), name, subresource: 'status'}, {status: {
+      await harness.client.mergePatch({...pods(namespace), name, subresource: 'status'}, {status: {
         phase: 'Running', conditions: [{type: 'Ready', status: 'True'}],
         containerStatuses: [{name: 'c', image: 'apps.example.com/team/service:1.0', imageID: '', ready: true, restartCount: 3, started: true, state: {running: {startedAt: new Date().toISOString()}}}],
       }})
     }
   }
-  const apiAppsNamed = (name: string) => (sim.list('kubernetes/apps') as ApiApp[]).filter((app) => app.name === name && !app.is_deleted)
+  const apiAppsNamed = (name: string) => (harness.sim.list('kubernetes/apps') as ApiApp[]).filter((app) => app.name === name && !app.is_deleted)
   const events = async (namespace: string, name: string) =>
-    (await client.request<{items: Array<{type: string; reason: string}>}>({path: `/api/v1/namespaces/${namespace}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
-  const getApp = (namespace: string, name: string) => client.getOrUndefined<KubeObject & {status?: {api_id?: string; phase?: string}}>({...apps(namespace), name})
+    (await harness.client.request<{items: Array<{type: string; reason: string}>}>({path: `/api/v1/namespaces/${namespace}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
+  const getApp = (namespace: string, name: string) => harness.client.getOrUndefined<KubeObject & {status?: {api_id?: string; phase?: string}}>({...apps(namespace), name})
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    const {namespace} = await operatorNamespaceFor(client, sim)
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
-  })
-  after(async () => {
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
-  })
 
   it('the last pod gone → the API app is uninstalled and inactive with pods_total 0, no ready/available pods, no restarts, empty pods_details', async () => {
-    const namespace = await freshNamespace(client, 'last')
+    const namespace = await freshNamespace(harness.client, 'last')
     const name = `last-${run}`
     await createPod(namespace, 'only', name)
     const app = await eventually(async () => {
@@ -66,10 +45,10 @@ describe('K8sApp transitions (in-process operator, real apiserver, simulator)', 
       return found?.status?.phase === 'Synced' && found.status.api_id ? found : undefined
     }, 60_000, 'app synced')
     const id = app.status!.api_id!
-    await eventually(async () => sim.get('kubernetes/apps', id)?.pods_total === 1 && sim.get('kubernetes/apps', id)?.pods_ready === 1, 60_000, 'one ready pod in the API')
-    await client.delete({...pods(namespace), name: 'only'})
+    await eventually(async () => harness.sim.get('kubernetes/apps', id)?.pods_total === 1 && harness.sim.get('kubernetes/apps', id)?.pods_ready === 1, 60_000, 'one ready pod in the API')
+    await harness.client.delete({...pods(namespace), name: 'only'})
     const gone = await eventually(async () => {
-      const api = sim.get('kubernetes/apps', id) as ApiApp | undefined
+      const api = harness.sim.get('kubernetes/apps', id) as ApiApp | undefined
       return api?.uninstalled === true ? api : undefined
     }, 60_000, 'API app marked uninstalled')
     assert.equal(gone.active, false)
@@ -82,7 +61,7 @@ describe('K8sApp transitions (in-process operator, real apiserver, simulator)', 
   it('two pods of one app name ~100 ms apart in two namespaces (a name conflict) → no app in the API; the conflict resolved → the remaining app is synced, installed and active', async () => {
     // Three rounds: the race (the first namespace's app synced before the second pod is seen) is likely, not certain.
     const rounds = await Promise.all([0, 1, 2].map(async (round) => {
-      const [ns1, ns2] = [await freshNamespace(client, 'conflict'), await freshNamespace(client, 'conflict')]
+      const [ns1, ns2] = [await freshNamespace(harness.client, 'conflict'), await freshNamespace(harness.client, 'conflict')]
       return {ns1, ns2, name: `clash-${round}-${run}`}
     }))
     await Promise.all(rounds.map(async ({ns1, ns2, name}) => {
@@ -100,17 +79,17 @@ describe('K8sApp transitions (in-process operator, real apiserver, simulator)', 
     for (const {name} of rounds) assert.deepEqual(apiAppsNamed(name).map((app) => `${app.namespace} uninstalled=${app.uninstalled}`), [], `no API app ${name}`)
 
     const {ns1, ns2, name} = rounds[0]!
-    await client.delete({...pods(ns2), name: 'b'})
+    await harness.client.delete({...pods(ns2), name: 'b'})
     const back = await eventually(async () => {
       const found = await getApp(ns1, name)
       return found?.status?.phase === 'Synced' && found.status.api_id ? found : undefined
     }, 60_000, 'the remaining app synced once the conflict is gone')
-    const api = sim.get('kubernetes/apps', back.status!.api_id!) as ApiApp
+    const api = harness.sim.get('kubernetes/apps', back.status!.api_id!) as ApiApp
     assert.deepEqual([api.namespace, api.uninstalled, api.active], [ns1, false, true])
   })
 
   it('an app marked uninstalled (last pod gone) whose pod comes back → adopted: not uninstalled, active again', async () => {
-    const namespace = await freshNamespace(client, 'again')
+    const namespace = await freshNamespace(harness.client, 'again')
     const name = `again-${run}`
     await createPod(namespace, 'first', name)
     const app = await eventually(async () => {
@@ -118,11 +97,11 @@ describe('K8sApp transitions (in-process operator, real apiserver, simulator)', 
       return found?.status?.phase === 'Synced' && found.status.api_id ? found : undefined
     }, 60_000, 'app synced')
     const id = app.status!.api_id!
-    await client.delete({...pods(namespace), name: 'first'})
-    await eventually(async () => sim.get('kubernetes/apps', id)?.uninstalled === true, 60_000, 'API app marked uninstalled')
+    await harness.client.delete({...pods(namespace), name: 'first'})
+    await eventually(async () => harness.sim.get('kubernetes/apps', id)?.uninstalled === true, 60_000, 'API app marked uninstalled')
     await createPod(namespace, 'second', name)
     await eventually(async () => {
-      const api = sim.get('kubernetes/apps', id)
+      const api = harness.sim.get('kubernetes/apps', id)
       return api?.uninstalled === false && api.active === true ? api : undefined
     }, 60_000, 'the same API app, active again')
     assert.equal(apiAppsNamed(name).length, 1)

@@ -2,12 +2,10 @@ import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
 import type {ArtifactSpec, ArtifactStatus} from '../../src/crds/artifact.js'
 import type {K8sAppSpec, K8sAppStatus} from '../../src/crds/k8s-app.js'
-import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {KubeObject} from '../../src/kube/client.js'
+import {freshNamespace} from '../support/cluster.js'
+import {configRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type AppObject = KubeObject & {spec: K8sAppSpec; status?: K8sAppStatus; metadata: {labels?: Record<string, string>; ownerReferences?: Array<{kind: string; name: string; uid: string}>; finalizers?: string[]}}
@@ -47,33 +45,41 @@ const metaYaml = (input: {block?: string; version?: string; workspace?: string; 
 
 describe('K8sApp and Artifact discovery and sync (in-process operator, real apiserver, simulator)', function () {
   this.timeout(180_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let stop: AbortController
-  let running: Promise<void>
-  let namespace: string
-  let workspaceId: string
   let workspaceName: string
   let organizationName: string
-  /** The operator's clock runs `offsetMs` ahead: the stale artifact test moves it instead of waiting an hour. */
-  let offsetMs = 0
   const ignoredNs = `k8sapp-ignored-${randomBytes(3).toString('hex')}`
   const run = randomBytes(3).toString('hex')
   const createdPvs: string[] = []
+  /** The operator's clock is `harness.offsetMs` ahead: the stale artifact test moves it instead of waiting an hour. */
+  const harness = inProcessOperator({
+    spec: {
+      artifact_discovery: {
+        ignore_namespaces: ['kube-system', ignoredNs],
+        registry_filter: {include_registries: [], exclude_registries: ['registry.k8s.io', 'excluded.example.com']},
+        stale_cleanup_minutes: 30,
+      },
+    },
+    setup: async () => {
+      await harness.client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ignoredNs}})
+    },
+    cleanup: async () => {
+      for (const name of createdPvs) await harness.client.delete({...pvs, name}).catch(() => {})
+    },
+  })
 
   const createSecret = (ns: string, name: string, stringData: Record<string, string> | undefined) =>
-    client.create(secrets(ns), {apiVersion: 'v1', kind: 'Secret', metadata: {name, namespace: ns}, ...(stringData ? {stringData} : {})})
+    harness.client.create(secrets(ns), {apiVersion: 'v1', kind: 'Secret', metadata: {name, namespace: ns}, ...(stringData ? {stringData} : {})})
   /** A real owner object (the garbage collector runs: a pod owned by a missing uid would be removed). */
   const createOwner = async (ns: string, kind: 'ReplicaSet' | 'Job', name: string) => {
     const template = {metadata: {labels: {owner: name}}, spec: {containers: [{name: 'c', image: 'x'}], restartPolicy: kind === 'Job' ? 'Never' : 'Always'}}
     const owner = kind === 'Job'
-      ? await client.create<KubeObject>({group: 'batch', version: 'v1', plural: 'jobs', namespace: ns}, {apiVersion: 'batch/v1', kind, metadata: {name, namespace: ns}, spec: {template}})
-      : await client.create<KubeObject>({group: 'apps', version: 'v1', plural: 'replicasets', namespace: ns}, {apiVersion: 'apps/v1', kind, metadata: {name, namespace: ns}, spec: {selector: {matchLabels: {owner: name}}, template}})
+      ? await harness.client.create<KubeObject>({group: 'batch', version: 'v1', plural: 'jobs', namespace: ns}, {apiVersion: 'batch/v1', kind, metadata: {name, namespace: ns}, spec: {template}})
+      : await harness.client.create<KubeObject>({group: 'apps', version: 'v1', plural: 'replicasets', namespace: ns}, {apiVersion: 'apps/v1', kind, metadata: {name, namespace: ns}, spec: {selector: {matchLabels: {owner: name}}, template}})
     return {apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1', kind, name, uid: owner.metadata!.uid!, controller: true}
   }
   const createPod = async (ns: string, name: string, input: {app?: string; images?: string[]; init?: string[]; owner?: {kind: string; name: string; uid: string; apiVersion: string}; ready?: boolean; imageIDs?: Record<string, string>}) => {
     const images = input.images ?? ['apps.example.com/team/service:1.0']
-    await client.create(pods(ns), {
+    await harness.client.create(pods(ns), {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name, namespace: ns,
@@ -86,7 +92,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
       },
     })
     if (input.ready) {
-      await client.mergePatch({...pods(ns), name, subresource: 'status'}, {status: {
+      await harness.client.mergePatch({...pods(ns), name, subresource: 'status'}, {status: {
         phase: 'Running',
         conditions: [{type: 'Ready', status: 'True'}],
         containerStatuses: images.map((image, i) => ({
@@ -96,50 +102,28 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
       }})
     }
   }
-  const getApp = (ns: string, name: string) => client.getOrUndefined<AppObject>({...apps(ns), name})
+  const getApp = (ns: string, name: string) => harness.client.getOrUndefined<AppObject>({...apps(ns), name})
   const syncedApp = (ns: string, name: string, what = `K8sApp ${ns}/${name} synced`) =>
     eventually(async () => {
       const app = await getApp(ns, name)
       return app?.status?.phase === 'Synced' && app.status.api_id ? app : undefined
     }, 60_000, what)
-  const apiApp = (id: string) => sim.get('kubernetes/apps', id) as ApiObject | undefined
-  const apiAppsNamed = (name: string) => (sim.list('kubernetes/apps') as ApiObject[]).filter((app) => app.name === name)
+  const apiApp = (id: string) => harness.sim.get('kubernetes/apps', id) as ApiObject | undefined
+  const apiAppsNamed = (name: string) => (harness.sim.list('kubernetes/apps') as ApiObject[]).filter((app) => app.name === name)
   const events = async (ns: string, name: string) =>
-    (await client.request<{items: EventObject[]}>({path: `/api/v1/namespaces/${ns}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
+    (await harness.client.request<{items: EventObject[]}>({path: `/api/v1/namespaces/${ns}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
   const eventWith = (ns: string, name: string, reason: string, what?: string) =>
     eventually(async () => (await events(ns, name)).find((event) => event.reason === reason && event.type === 'Warning'), 60_000, what ?? `Warning ${reason} on ${ns}/${name}`)
-  const getArtifact = (name: string) => client.getOrUndefined<ArtifactObject>({...artifacts, name})
+  const getArtifact = (name: string) => harness.client.getOrUndefined<ArtifactObject>({...artifacts, name})
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    ;({namespace, workspaceId} = await operatorNamespaceFor(client, sim, {
-      artifact_discovery: {
-        ignore_namespaces: ['kube-system', ignoredNs],
-        registry_filter: {include_registries: [], exclude_registries: ['registry.k8s.io', 'excluded.example.com']},
-        stale_cleanup_minutes: 30,
-      },
-    }))
-    const workspace = sim.get('workspaces', workspaceId)!
+  before(() => {
+    const workspace = harness.sim.get('workspaces', harness.workspaceId)!
     workspaceName = String(workspace.name)
-    organizationName = String(sim.get('organizations', String(workspace.organization))?.name)
-    await client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name: ignoredNs}})
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0', clock: () => Date.now() + offsetMs}).run(stop.signal)
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
-  })
-
-  after(async () => {
-    for (const name of createdPvs) await client.delete({...pvs, name}).catch(() => {})
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
+    organizationName = String(harness.sim.get('organizations', String(workspace.organization))?.name)
   })
 
   it('meta secrets → K8sApps as the seed example, the action table, owner reference, labels; synced with installed_version; deleting the secret removes the CR and uninstalls the API app', async () => {
-    const ns = await freshNamespace(client, 'apps')
+    const ns = await freshNamespace(harness.client, 'apps')
     const rows = [
       {app: 'row-install-ok', action: 'install', status: 'success', expect: 'installed'},
       {app: 'row-install-running', action: 'install', status: 'running', expect: 'installation_running'},
@@ -169,12 +153,12 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(app.metadata.labels?.['k8sapps.polycrate.io/kind'], 'helm')
     assert.equal(app.metadata.labels?.['k8sapps.polycrate.io/type'], 'ingress-controller')
     assert.equal(app.metadata.labels?.polycrate_discovered, 'true')
-    const secret = await client.get<KubeObject>({...secrets(ns), name: 'row-install-ok.poly'})
+    const secret = await harness.client.get<KubeObject>({...secrets(ns), name: 'row-install-ok.poly'})
     assert.deepEqual(app.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['Secret', 'row-install-ok.poly', secret.metadata!.uid]])
     assert.ok(app.metadata.finalizers?.includes('polycrate.io/k8sapp-cleanup'))
 
     // An action change flips the status and the API.
-    await client.replace({...secrets(ns), name: 'row-install-running.poly'}, {
+    await harness.client.replace({...secrets(ns), name: 'row-install-running.poly'}, {
       apiVersion: 'v1', kind: 'Secret', metadata: {name: 'row-install-running.poly', namespace: ns},
       stringData: {meta: metaYaml({block: 'row-install-running', version: '1.3.0'})},
     })
@@ -187,7 +171,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
 
     // Secret deleted → CR gone; the API app (agent tokens may not delete K8sApps) is marked uninstalled.
     const apiId = app.status!.api_id!
-    await client.delete({...secrets(ns), name: 'row-install-ok.poly'})
+    await harness.client.delete({...secrets(ns), name: 'row-install-ok.poly'})
     await eventually(async () => !(await getApp(ns, 'row-install-ok')), 60_000, 'K8sApp gone after its secret')
     const gone = apiApp(apiId)!
     assert.equal(gone.installed, false)
@@ -196,10 +180,10 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
   })
 
   it('adopts an API K8sApp of the same name in this cluster instead of creating a duplicate, and links the block of the named workspace', async () => {
-    const ns = await freshNamespace(client, 'adopt')
-    const clusterId = String(sim.list('kubernetes/clusters')[0]!.id)
-    const existing = sim.insert('kubernetes/apps', {name: 'adopt-me', k8s_cluster: clusterId, kind: 'polycrate'})
-    const block = sim.insert('blocks', {name: 'adopt-me-block', workspace: workspaceId, organization: sim.get('workspaces', workspaceId)!.organization})
+    const ns = await freshNamespace(harness.client, 'adopt')
+    const clusterId = String(harness.sim.list('kubernetes/clusters')[0]!.id)
+    const existing = harness.sim.insert('kubernetes/apps', {name: 'adopt-me', k8s_cluster: clusterId, kind: 'polycrate'})
+    const block = harness.sim.insert('blocks', {name: 'adopt-me-block', workspace: harness.workspaceId, organization: harness.sim.get('workspaces', harness.workspaceId)!.organization})
     await createSecret(ns, 'adopt-me.poly', {'meta.yaml': metaYaml({block: 'adopt-me-block', workspace: workspaceName, organization: organizationName, version: '2.0.0'})})
     const app = await syncedApp(ns, 'adopt-me')
     assert.equal(app.status?.api_id, existing.id, 'the existing API app is adopted')
@@ -211,15 +195,15 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     // The operator's own app (registered by the API sync feature) is adopted, and its version stays the running one.
     const own = apiAppsNamed('polycrate-operator')
     assert.equal(own.length, 1)
-    await createSecret(namespace, 'polycrate-operator.poly', {meta: metaYaml({block: 'polycrate-operator', version: '0.0.1-from-secret'})})
-    const ownCr = await syncedApp(namespace, 'polycrate-operator')
+    await createSecret(harness.namespace, 'polycrate-operator.poly', {meta: metaYaml({block: 'polycrate-operator', version: '0.0.1-from-secret'})})
+    const ownCr = await syncedApp(harness.namespace, 'polycrate-operator')
     assert.equal(ownCr.status?.api_id, own[0]!.id)
     assert.equal(apiAppsNamed('polycrate-operator').length, 1)
     assert.notEqual(apiApp(own[0]!.id)?.installed_version, '0.0.1-from-secret')
   })
 
   it('malformed meta secrets → a Warning Event on the Secret naming key and problem; an existing K8sApp stays as it was; other apps unaffected', async () => {
-    const ns = await freshNamespace(client, 'bad')
+    const ns = await freshNamespace(harness.client, 'bad')
     await createSecret(ns, 'good.poly', {meta: metaYaml({block: 'good'})})
     await createSecret(ns, 'keep.poly', {meta: metaYaml({block: 'keep', version: '1.0.0'})})
     await syncedApp(ns, 'keep')
@@ -247,7 +231,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
 
     // An existing K8sApp survives its secret turning unreadable.
     const before = (await getApp(ns, 'keep'))!
-    await client.replace({...secrets(ns), name: 'keep.poly'}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'keep.poly', namespace: ns}, stringData: {meta: '{{{ not yaml'}})
+    await harness.client.replace({...secrets(ns), name: 'keep.poly'}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'keep.poly', namespace: ns}, stringData: {meta: '{{{ not yaml'}})
     await eventWith(ns, 'keep.poly', 'InvalidMetaSecret')
     const after = (await getApp(ns, 'keep'))!
     assert.deepEqual(after.spec, before.spec)
@@ -258,7 +242,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
   })
 
   it('annotated pods → one external K8sApp per (namespace, name) with pod status (Job pods excluded); cross-namespace conflict → ignored with a Warning on each side; the meta secret wins; the last pod gone removes it', async () => {
-    const [ns1, ns2, ns3] = [await freshNamespace(client, 'lbl'), await freshNamespace(client, 'lbl'), await freshNamespace(client, 'lbl')]
+    const [ns1, ns2, ns3] = [await freshNamespace(harness.client, 'lbl'), await freshNamespace(harness.client, 'lbl'), await freshNamespace(harness.client, 'lbl')]
     // Names unique per run: annotation claims are cluster-wide, and other test files share the control plane.
     const [web_, dup] = [`web-${run}`, `dup-${run}`]
     const rs = await createOwner(ns1, 'ReplicaSet', 'web-1')
@@ -296,7 +280,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     // dup-2 came first, so ns2 may have had its app for a moment before dup-3 made it a conflict: it goes again.
     await eventually(async () => (await getApp(ns2, dup)) === undefined && (await getApp(ns3, dup)) === undefined, 60_000, 'no app for a conflicting name')
     // Resolving the conflict lets the remaining namespace have its app.
-    await client.delete({...pods(ns3), name: 'dup-3'})
+    await harness.client.delete({...pods(ns3), name: 'dup-3'})
     await syncedApp(ns2, dup, 'dup in ns2 after the conflict is gone')
 
     // The meta secret wins over the annotation.
@@ -308,7 +292,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(won.spec.kind, 'helm')
     assert.equal(won.status?.api_id, web.status?.api_id, 'the same API app')
     assert.equal(apiAppsNamed(web_).length, 1)
-    await client.delete({...secrets(ns1), name: `${web_}.poly`})
+    await harness.client.delete({...secrets(ns1), name: `${web_}.poly`})
     // Back to the annotation: the final state, not the moment before the garbage collector acts on the deleted
     // Secret's owner reference (the app may go and come back in between).
     await eventually(async () => {
@@ -317,14 +301,14 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     }, 60_000, 'web back to the annotation')
 
     // The last matching pod gone → the K8sApp goes.
-    await client.delete({...pods(ns1), name: 'web-a'})
+    await harness.client.delete({...pods(ns1), name: 'web-a'})
     assert.ok(await getApp(ns1, web_), 'one pod left: still there')
-    await client.delete({...pods(ns1), name: 'web-b'})
+    await harness.client.delete({...pods(ns1), name: 'web-b'})
     await eventually(async () => !(await getApp(ns1, web_)), 60_000, 'web gone with its last pod')
   })
 
   it('malformed annotations: an empty name and one too long for a CR → Warning Events; other apps unaffected', async () => {
-    const ns = await freshNamespace(client, 'badlbl')
+    const ns = await freshNamespace(harness.client, 'badlbl')
     const fine = `fine-${run}`
     await createPod(ns, 'empty', {app: '  '})
     await createPod(ns, 'long', {app: 'x'.repeat(254)})
@@ -334,12 +318,12 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.match((await eventWith(ns, 'long', 'InvalidK8sAppName')).message, /254 characters/)
     await eventWith(ns, 'upper', 'InvalidK8sAppName')
     await syncedApp(ns, fine)
-    const all = (await client.request<{items: AppObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/k8sapps`})).items
+    const all = (await harness.client.request<{items: AppObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/k8sapps`})).items
     assert.deepEqual(all.map((app) => app.metadata!.name), [fine])
   })
 
   it('BYOA: an Ingress with polycrate_k8sapp_name + polycrate_k8sapp_byoa creates an external byoa K8sApp, and its Endpoint carries the app\'s API id', async () => {
-    const ns = await freshNamespace(client, 'byoa')
+    const ns = await freshNamespace(harness.client, 'byoa')
     const acme = `acme-shop-${run}`
     const ingress = (annotations: Record<string, string>) => ({
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
@@ -347,7 +331,7 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
       spec: {rules: [{host: `acme-${ns}.example.com`, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
     })
     // The three annotations at once (as the BYOA block sets them): the Endpoint usually syncs before the app has an id.
-    await client.create(ingresses(ns), ingress({polycrate_endpoint_monitor: 'true', polycrate_k8sapp_name: acme, polycrate_k8sapp_byoa: 'true'}))
+    await harness.client.create(ingresses(ns), ingress({polycrate_endpoint_monitor: 'true', polycrate_k8sapp_name: acme, polycrate_k8sapp_byoa: 'true'}))
     await createPod(ns, 'acme-1', {app: acme, ready: true})
     const app = await syncedApp(ns, acme)
     assert.equal(app.spec.byoa, true)
@@ -358,29 +342,29 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.equal(api.kind, 'external')
     // The Endpoint of the host carries the app's API id, in its status and in the API.
     const endpoint = await eventually(async () => {
-      const list = (await client.request<{items: Array<KubeObject & {status?: {k8sAppID?: string; apiID?: string}}>}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/endpoints`})).items
+      const list = (await harness.client.request<{items: Array<KubeObject & {status?: {k8sAppID?: string; apiID?: string}}>}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/endpoints`})).items
       return list.find((candidate) => candidate.status?.k8sAppID === app.status!.api_id)
     }, 60_000, 'Endpoint status.k8sAppID = the app id')
-    await eventually(async () => sim.get('endpoints', endpoint.status!.apiID!)?.k8s_app === app.status!.api_id, 30_000, 'API endpoint k8s_app = the app id')
+    await eventually(async () => harness.sim.get('endpoints', endpoint.status!.apiID!)?.k8s_app === app.status!.api_id, 30_000, 'API endpoint k8s_app = the app id')
     // An ingress-sourced app of the same name as pods: one app, not two.
     assert.equal(apiAppsNamed(acme).length, 1)
   })
 
   it('K8sVolumes link to the app through the claim\'s namespace', async () => {
-    const ns = await freshNamespace(client, 'vol')
+    const ns = await freshNamespace(harness.client, 'vol')
     await createSecret(ns, 'db.poly', {meta: metaYaml({block: 'db'})})
     const app = await syncedApp(ns, 'db')
     const pvName = `k8sapp-pv-${randomBytes(3).toString('hex')}`
     createdPvs.push(pvName)
-    await client.create(pvs, {
+    await harness.client.create(pvs, {
       apiVersion: 'v1', kind: 'PersistentVolume', metadata: {name: pvName},
       spec: {capacity: {storage: '1Gi'}, accessModes: ['ReadWriteOnce'], hostPath: {path: '/tmp/x'}, claimRef: {namespace: ns, name: 'data'}},
     })
-    await eventually(async () => (sim.list('kubernetes/volumes') as ApiObject[]).find((v) => v.provider_object_name === pvName && v.k8s_app === app.status!.api_id), 60_000, 'API volume linked to the app')
+    await eventually(async () => (harness.sim.list('kubernetes/volumes') as ApiObject[]).find((v) => v.provider_object_name === pvName && v.k8s_app === app.status!.api_id), 60_000, 'API volume linked to the app')
   })
 
   it('Artifacts: one per image (init containers too) named from the reference, registry/repository/tag/digest, pods and namespaces; registry filters; K8sApp status.artifacts; removal only after stale_cleanup_minutes', async () => {
-    const ns = await freshNamespace(client, 'art')
+    const ns = await freshNamespace(harness.client, 'art')
     const digest = `sha256:${'a'.repeat(64)}`
     const nginx = 'cargo.ayedo.cloud/library/nginx:1.25.3'
     await createSecret(ns, 'shop.poly', {meta: metaYaml({block: 'shop'})})
@@ -417,26 +401,26 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
     assert.deepEqual(shop.status?.artifacts?.find((a) => a.name === 'cargo-ayedo-cloud-library-nginx-1-25-3'), {name: 'cargo-ayedo-cloud-library-nginx-1-25-3', image: nginx, pod_count: 2})
 
     // Unused: kept with last_seen_at until stale_cleanup_minutes (30) have passed on the operator's clock.
-    await client.delete({...pods(ns), name: 'p1'})
+    await harness.client.delete({...pods(ns), name: 'p1'})
     const unused = await eventually(async () => {
       const found = await getArtifact('localhost-5000-team-app')
       return found?.status?.last_seen_at && found.spec.usage?.pod_count === 0 ? found : undefined
     }, 60_000, 'localhost artifact unused')
-    offsetMs = 29 * 60_000
+    harness.offsetMs = 29 * 60_000
     await createPod(ignoredNs, 'nudge-1', {images: ['localhost:5000/team/app']})
     await eventually(async () => (await getArtifact('cargo-ayedo-cloud-library-nginx-1-25-3'))?.spec.usage?.pod_count === 1, 30_000, 'nginx count follows p1')
     assert.equal((await getArtifact('localhost-5000-team-app'))?.status?.last_seen_at, unused.status?.last_seen_at, 'still kept after 29 minutes')
-    offsetMs = 31 * 60_000
+    harness.offsetMs = 31 * 60_000
     await createPod(ignoredNs, 'nudge-2', {images: ['localhost:5000/team/app']})
     await eventually(async () => !(await getArtifact('localhost-5000-team-app')), 30_000, 'stale artifact removed after 30 minutes')
     assert.ok(await getArtifact('cargo-ayedo-cloud-library-nginx-1-25-3'), 'the artifact in use stays')
-    offsetMs = 0
+    harness.offsetMs = 0
 
     // include_registries: only these registries.
-    await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}, {spec: {artifact_discovery: {registry_filter: {include_registries: ['docker.io']}}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {artifact_discovery: {registry_filter: {include_registries: ['docker.io']}}}})
     await createPod(ns, 'p4', {images: ['nginx:1.27']})
     await eventually(() => getArtifact('nginx-1-27'), 60_000, 'docker.io artifact with include_registries [docker.io]')
     await eventually(async () => !(await getArtifact('cargo-ayedo-cloud-library-nginx-1-25-3')), 60_000, 'cargo artifact no longer included')
-    await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}, {spec: {artifact_discovery: {registry_filter: {include_registries: []}}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {artifact_discovery: {registry_filter: {include_registries: []}}}})
   })
 })

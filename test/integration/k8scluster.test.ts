@@ -234,7 +234,7 @@ describe('K8sCluster (real apiservers)', function () {
         assert.deepEqual([api.kind, api.name, api.display_name], ['generic', 'created', 'created'])
         await client.delete({...clustersIn(namespace), name: 'created'})
         await eventually(async () => (await h.get('created')) === undefined, 30_000, 'created gone')
-        // Agent tokens may not delete clusters (§1): the API refuses, and the Event says what to do.
+        // Agent tokens may not delete clusters: the API refuses, and the Event says what to do.
         const events = await h.events('created')
         assert.ok(events.some((e) => e.reason === 'ClusterNotDeleted' && /delete it in the dashboard/.test(e.message)), JSON.stringify(events))
         assert.ok(sim.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/kubernetes/clusters/${String(created.status?.apiID)}/` && r.status === 403))

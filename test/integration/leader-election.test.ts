@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import path from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeClient} from '../../src/kube/client.js'
+import {createLogger} from '../../src/lib/logger.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {LeaderElector, type Lease} from '../../src/operator/runtime/leader-election.js'
 import {LeadershipLostError, Manager} from '../../src/operator/runtime/manager.js'
@@ -10,6 +10,7 @@ import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
+import {eventually} from '../support/operator-process.js'
 import {FIELD_MANAGER} from '../../src/operator/conventions.js'
 
 // Short timings: lease 3 s, renew deadline 2 s, retry 0.5 s.
@@ -100,6 +101,13 @@ describe('leader election on a real kube-apiserver', () => {
   const clients: KubeClient[] = []
   const controllers: AbortController[] = []
   const proxies: TcpProxy[] = []
+  /** The electors' decisions (debug log lines) with the wall-clock time they were made: the positive signals. */
+  const decisions: Array<{identity: string; msg: string; at: number}> = []
+  /** The times `identity` found the lease held by another candidate and chose to wait, since `since`. */
+  const waits = (identity: string, since = 0) =>
+    decisions.filter((d) => d.identity === identity && d.msg === 'leader lease is held by another candidate' && d.at >= since).map((d) => d.at)
+  const waitedTimes = (identity: string, count: number) =>
+    eventually(async () => waits(identity).length >= count, 10_000, `${identity} chose to wait ${count} times`)
 
   const controller = () => {
     const c = new AbortController()
@@ -121,6 +129,7 @@ describe('leader election on a real kube-apiserver', () => {
       renewDeadlineMs: DEADLINE,
       retryPeriodMs: RETRY,
       metrics: options.metrics,
+      logger: createLogger({level: 'debug', format: 'json', write: (line) => decisions.push({identity, msg: String((JSON.parse(line) as {msg: unknown}).msg), at: Date.now()})}),
     })
   const readLease = () =>
     admin.get<Lease>({group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name: leaseName})
@@ -164,7 +173,11 @@ describe('leader election on a real kube-apiserver', () => {
     assert.equal(first.spec?.leaseTransitions, 0)
     assert.equal(first.spec?.leaseDurationSeconds, 3)
 
-    await sleep(LEASE + 1000)
+    // The positive signal: the standby still chose to wait a full lease duration (and a retry) after it first
+    // did; without renewals it would have taken the lease by then.
+    await waitedTimes(standby.identity, 1)
+    const firstWait = waits(standby.identity)[0]!
+    await eventually(async () => waits(standby.identity, firstWait + LEASE + RETRY).length > 0, LEASE + 10_000, 'the standby waiting past a lease duration')
     assert.equal(standbyAcquiring.settled, false, 'the standby acquired too')
     assert.equal(standby.isLeader(), false)
     assert.equal(leader.isLeader(), true)
@@ -201,7 +214,7 @@ describe('leader election on a real kube-apiserver', () => {
     const hold = controller()
     const holding = a.hold(hold.signal)
     const acquiringB = track(b.acquire(controller().signal))
-    await sleep(1000)
+    await waitedTimes('candidate-b', 2)
     assert.equal(acquiringB.settled, false)
 
     const started = Date.now()
@@ -225,7 +238,7 @@ describe('leader election on a real kube-apiserver', () => {
     const crash = controller()
     const holding = a.hold(crash.signal)
     const acquiringB = track(b.acquire(controller().signal))
-    await sleep(1000)
+    await waitedTimes('candidate-b', 2)
     assert.equal(acquiringB.settled, false)
 
     const started = Date.now()
@@ -251,7 +264,10 @@ describe('leader election on a real kube-apiserver', () => {
       await a.acquire(controller().signal)
       const holding = track(a.hold(controller().signal))
       const acquiringB = track(b.acquire(controller().signal))
-      await sleep(1200)
+      // The positive signals: the leader renewed through the proxy, and the standby chose to wait twice.
+      const acquired = (await readLease()).spec?.renewTime
+      await eventually(async () => (await readLease()).spec?.renewTime !== acquired, 10_000, 'a renewal through the proxy')
+      await waitedTimes('candidate-b', 2)
       assert.equal(a.isLeader(), true, 'renewing through the proxy failed')
       assert.equal(await gauge(metrics), 1)
       assert.equal(acquiringB.settled, false)

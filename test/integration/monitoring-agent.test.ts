@@ -14,9 +14,9 @@ import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/
 import {startHttpTarget, type SeenRequest, type Target} from '../support/monitoring-targets.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('endpoint monitoring agent (run + simulator + loopback target)', function () {

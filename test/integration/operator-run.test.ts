@@ -10,8 +10,8 @@ import {parsePromText} from '../support/prom-text.js'
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
+import {configRef} from '../support/helpers.js'
 
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 
 const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
@@ -87,10 +87,13 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     // The operator's apiserver goes away; a second one on the same etcd stays, and the change is made there.
     const extra = await controlPlane().startExtraApiServer()
     const other = KubeClient.from(loadKubeConfig({kubeconfig: extra.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
+    const interruptions = () => operator.logs().filter((l) => l.msg === 'watch interrupted; retrying').length
     try {
+      const before = interruptions()
       await controlPlane().stopApiServer()
       await other.mergePatch(configRef(namespace), {spec: {api_sync: {enabled: true, api_url: 'ftp://wrong'}}})
-      await new Promise((resolve) => setTimeout(resolve, 4000))
+      // The positive signal: the operator saw the outage and retried its watches twice; it is still running.
+      await eventually(async () => interruptions() >= before + 2, 30_000, 'two watch retries during the outage')
       assert.equal(operator.child.exitCode, null, 'the operator exited during the outage')
       await controlPlane().startApiServer()
       const after = await eventually(async () => {
@@ -141,15 +144,15 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     await leader.waitForLog((l) => l.msg === 'OperatorConfig status updated')
     // The standby reads the config too (it runs the features that serve on every replica), and writes nothing.
     await standby.waitForLog((l) => l.msg === 'controller started' && l.controller === 'operatorconfig')
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    assert.deepEqual(standby.logs().filter((l) => l.msg === 'controller started' && l.controller !== 'operatorconfig').map((l) => l.controller), [], 'the standby started controllers that write')
-    assert.equal(standby.logs().some((l) => l.msg === 'OperatorConfig status updated'), false, 'the standby reconciled')
+    // The positive signals first: the standby is ready (caches synced) and has labelled its Pod a standby.
     const ready = await eventually(async () => {
       const response = await fetch(`${standby.probeUrl}/readyz?verbose`)
       return response.status === 200 ? response.text() : undefined
     }, 30_000, 'the standby is ready (caches synced)')
     assert.match(ready, /leader-election ok/)
     await eventually(async () => (await leaderLabel(leader)) === 'true' && (await leaderLabel(standby)) === 'false', 30_000, 'the leader\'s Pod labelled "true", the standby\'s "false"')
+    assert.deepEqual(standby.logs().filter((l) => l.msg === 'controller started' && l.controller !== 'operatorconfig').map((l) => l.controller), [], 'the standby started controllers that write')
+    assert.equal(standby.logs().some((l) => l.msg === 'OperatorConfig status updated'), false, 'the standby reconciled')
     assert.deepEqual((await selected()).sort(), ['operator-a', 'operator-b'], 'the webhook Service selects every replica (the webhooks serve on each)')
 
     const killedAt = Date.now()

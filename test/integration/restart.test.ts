@@ -16,10 +16,10 @@ import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {eventually, startOperator} from '../support/operator-process.js'
+import {ingressRef} from '../support/helpers.js'
 
 type Synced = KubeObject & {metadata: {uid: string; name: string; namespace: string}; status?: {phase?: string; apiID?: string; api_id?: string}}
 const polycrate = (plural: string, namespace?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural, namespace})
-const ingressRef = (namespace: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace})
 
 async function reconcileCount(operator: Operator, controller: string): Promise<number> {
   const metric = await operator.manager.metrics.reconcileTotal.get()

@@ -15,9 +15,9 @@ import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {eventually} from '../support/operator-process.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
-const configRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 
 describe('DNS webhooks on a standby replica (in-process operator, lease held by the test)', function () {
   this.timeout(120_000)

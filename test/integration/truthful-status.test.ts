@@ -8,126 +8,92 @@ import net from 'node:net'
 import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
 import {endpointCrd} from '../../src/crds/endpoint.js'
 import {customResourceDefinitions} from '../../src/crds/render.js'
-import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import type {KubeObject} from '../../src/kube/client.js'
 import {installCrds} from '../../src/kube/crd-install.js'
-import {createLogger} from '../../src/lib/logger.js'
-import {createOperator, type Operator} from '../../src/operator/operator.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
+import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 type Event = {type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}
-const configRef = (namespace: string, name = 'default') => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name})
 const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
 
 describe('status that tells the truth (in-process operator + simulator)', function () {
   this.timeout(180_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let operator: Operator
-  let namespace: string
-  let probeUrl: string
-  let stop: AbortController
-  let running: Promise<void>
-  const logs: Array<Record<string, unknown> & {msg: string}> = []
+  const harness = inProcessOperator({spec: {local_cluster: {enabled: true, cluster_name: 'truth'}}, logLevel: 'info', probePort: true, waitForCluster: false})
+  const logs = harness.logs
 
-  const config = () => client.get<OperatorConfigObject>(configRef(namespace))
+  const config = () => harness.client.get<OperatorConfigObject>(configRef(harness.namespace))
   const events = async (ns: string, name: string) =>
-    (await client.request<{items: Event[]}>({path: `/api/v1/namespaces/${ns}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
+    (await harness.client.request<{items: Event[]}>({path: `/api/v1/namespaces/${ns}/events`, query: {fieldSelector: `involvedObject.name=${name}`}})).items
   const waitFor = (check: (object: OperatorConfigObject) => boolean, what: string, timeoutMs = 30_000) =>
     eventually(async () => {
       const object = await config()
       return check(object) ? object : undefined
     }, timeoutMs, what)
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    const organization = sim.createOrganization('acme-corp')
-    const workspace = sim.createWorkspace({name: 'truth', organizationId: organization.id})
-    const token = sim.issueToken({kind: 'agent', workspaceId: workspace.id})
-    namespace = await freshNamespace(client, 'truth')
-    await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token}})
-    await client.create(configRef(namespace), {
-      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
-      spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 2}, local_cluster: {enabled: true, cluster_name: 'truth'}},
-    })
-    const probePort = await freePort()
-    probeUrl = `http://127.0.0.1:${probePort}`
-    const logger = createLogger({level: 'info', format: 'json', write: (line) => logs.push(JSON.parse(line))})
-    operator = createOperator({client, namespace, logger, metricsBindAddress: '0', probeBindAddress: `127.0.0.1:${probePort}`})
-    stop = new AbortController()
-    running = operator.run(stop.signal)
-  })
-  after(async () => {
-    stop.abort()
-    await running
-    client.close()
-    await sim.close()
-  })
 
   it('APIConnected flips are Events; the unreachable message says "Cannot reach" once; recovery is logged', async () => {
     await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected')
-    await eventually(async () => (await events(namespace, 'default')).some((e) => e.type === 'Normal' && e.reason === 'APIConnected'), 10_000, 'Normal APIConnected Event')
+    await eventually(async () => (await events(harness.namespace, 'default')).some((e) => e.type === 'Normal' && e.reason === 'APIConnected'), 10_000, 'Normal APIConnected Event')
 
     const closed = await freePort()
-    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: `http://127.0.0.1:${closed}`}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {api_sync: {api_url: `http://127.0.0.1:${closed}`}}})
     const unreachable = await waitFor((o) => condition(o, 'APIConnected')?.reason === 'APIUnreachable', 'APIUnreachable', 60_000)
     const message = condition(unreachable, 'APIConnected')!.message!
     assert.equal(message.match(/Cannot reach/g)?.length, 1, message)
     assert.match(message, new RegExp(`^Cannot reach the Polycrate API at http://127\\.0\\.0\\.1:${closed} .*Check the API URL and the network\\. Retrying every 2 s\\.$`))
-    await eventually(async () => (await events(namespace, 'default')).some((e) => e.type === 'Warning' && e.reason === 'APIUnreachable' && e.message === message), 10_000, 'Warning APIUnreachable Event')
+    await eventually(async () => (await events(harness.namespace, 'default')).some((e) => e.type === 'Warning' && e.reason === 'APIUnreachable' && e.message === message), 10_000, 'Warning APIUnreachable Event')
 
-    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: sim.url}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {api_sync: {api_url: harness.sim.url}}})
     await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected again', 60_000)
     await eventually(async () => logs.find((l) => l.msg === 'Polycrate API connection restored'), 10_000, 'recovery log line')
   })
 
   it('an invalid OperatorConfig change: API sync keeps running on the last valid configuration — APIConnected stays True, no APISyncStopped', async () => {
     await waitFor((o) => condition(o, 'APIConnected')?.status === 'True', 'connected')
-    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: 'api.example.com'}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {api_sync: {api_url: 'api.example.com'}}})
     const invalid = await waitFor((o) => condition(o, 'Valid')?.status === 'False', 'Valid=False')
     assert.match(condition(invalid, 'Valid')!.message!, /spec\.api_sync\.api_url: .*the last valid configuration .*stays in force/)
     // Two more status rounds of API sync: it still runs, connected, with the last valid URL.
-    const heartbeats = sim.list('agent/health').length
-    await eventually(async () => sim.list('agent/health').length >= heartbeats + 2, 30_000, 'heartbeats go on')
+    const heartbeats = harness.sim.list('agent/health').length
+    await eventually(async () => harness.sim.list('agent/health').length >= heartbeats + 2, 30_000, 'heartbeats go on')
     const connected = condition(await waitFor(() => true, 'read'), 'APIConnected')!
     assert.equal(connected.status, 'True', `${connected.reason}: ${connected.message}`)
-    assert.equal(operator.api.problem, undefined)
-    assert.equal((await events(namespace, 'default')).some((e) => e.reason === 'APISyncStopped'), false, 'no APISyncStopped Event')
+    assert.equal(harness.operator!.api.problem, undefined)
+    assert.equal((await events(harness.namespace, 'default')).some((e) => e.reason === 'APISyncStopped'), false, 'no APISyncStopped Event')
 
-    await client.mergePatch(configRef(namespace), {spec: {api_sync: {api_url: sim.url}}})
+    await harness.client.mergePatch(configRef(harness.namespace), {spec: {api_sync: {api_url: harness.sim.url}}})
     await waitFor((o) => condition(o, 'Valid')?.status === 'True' && condition(o, 'APIConnected')?.status === 'True', 'valid and connected again', 60_000)
   })
 
   it('ignored OperatorConfigs (<operator ns>/main, other/default) say that they are ignored and why', async () => {
-    const other = await freshNamespace(client, 'other')
+    const other = await freshNamespace(harness.client, 'other')
     const spec = {api_sync: {enabled: false}}
-    await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'main', namespace}, spec})
-    await client.create(configRef(other), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace: other}, spec})
+    await harness.client.create(configRef(harness.namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'main', namespace: harness.namespace}, spec})
+    await harness.client.create(configRef(other), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace: other}, spec})
     const cases: Array<[string, string, RegExp]> = [
-      [namespace, 'main', /only the OperatorConfig named "default" is read, not "main"/],
-      [other, 'default', new RegExp(`reads its OperatorConfig from its own namespace ${namespace}, not ${other}`)],
+      [harness.namespace, 'main', /only the OperatorConfig named "default" is read, not "main"/],
+      [other, 'default', new RegExp(`reads its OperatorConfig from its own namespace ${harness.namespace}, not ${other}`)],
     ]
     for (const [ns, name, why] of cases) {
       const ignored = await eventually(async () => {
-        const object = await client.get<OperatorConfigObject>(configRef(ns, name))
+        const object = await harness.client.get<OperatorConfigObject>(configRef(ns, name))
         return object.status?.phase === 'Ignored' ? object : undefined
       }, 30_000, `${ns}/${name} Ignored`)
       const ready = condition(ignored, 'Ready')!
       assert.deepEqual([ready.status, ready.reason], ['False', 'Ignored'])
       assert.match(ready.message!, why)
-      assert.match(ready.message!, new RegExp(`move its settings to OperatorConfig ${namespace}/default`))
+      assert.match(ready.message!, new RegExp(`move its settings to OperatorConfig ${harness.namespace}/default`))
       await eventually(async () => (await events(ns, name)).some((e) => e.type === 'Warning' && e.reason === 'Ignored' && why.test(e.message)), 10_000, `Ignored Event on ${ns}/${name}`)
     }
   })
 
   it('a monitored Ingress with no rules gets a Normal Event: nothing to monitor', async () => {
-    const apps = await freshNamespace(client, 'norules')
-    await client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
+    const apps = await freshNamespace(harness.client, 'norules')
+    await harness.client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
       metadata: {name: 'backend-only', namespace: apps, annotations: {polycrate_endpoint_monitor: 'true'}},
       spec: {defaultBackend: {service: {name: 'web', port: {number: 80}}}},
@@ -142,47 +108,47 @@ describe('status that tells the truth (in-process operator + simulator)', functi
     await new Promise<void>((resolve) => busy.listen(0, resolve))
     const busyPort = (busy.address() as net.AddressInfo).port
     try {
-      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {enabled: true, port: busyPort}}})
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {enabled: true, port: busyPort}}})
       const failed = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.reason?.startsWith('Failed:')), 'webhook Failed')
       const state = failed.status!.controllers!.find((c) => c.name === 'external-dns-webhook')!
       assert.equal(state.running, false)
       assert.match(state.reason!, /^Failed: could not start: .*is in use.* \(OperatorConfig external_dns_webhook\.port\)$/)
       assert.equal(failed.status?.phase, 'Degraded')
       assert.equal(condition(failed, 'Ready')?.reason, 'FeatureFailed')
-      const readyz = await fetch(`${probeUrl}/readyz?verbose`)
+      const readyz = await fetch(`${harness.probeUrl}/readyz?verbose`)
       assert.notEqual(readyz.status, 200)
       assert.match(await readyz.text(), /features.*external-dns-webhook: could not start.*is in use/)
 
-      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {port: await freePort()}}})
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {port: await freePort()}}})
       const running = await waitFor((o) => (o.status?.controllers ?? []).some((c) => c.name === 'external-dns-webhook' && c.running), 'webhook Running')
       assert.equal(condition(running, 'Ready')?.status, 'True')
-      await eventually(async () => (await fetch(`${probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
+      await eventually(async () => (await fetch(`${harness.probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
     } finally {
       busy.close()
-      await client.mergePatch(configRef(namespace), {spec: {external_dns_webhook: {enabled: false}}})
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {enabled: false}}})
     }
   })
 
   it('`kubectl delete crd endpoints.polycrate.io`: Ready=False and /readyz failing, both naming the CRD and how to install it; back → Ready', async () => {
     // An Endpoint CR, so that the CRD has instances when it goes.
-    const apps = await freshNamespace(client, 'crdgone')
-    await client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
+    const apps = await freshNamespace(harness.client, 'crdgone')
+    await harness.client.create({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: apps}, {
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
       metadata: {name: 'web', namespace: apps, annotations: {polycrate_endpoint_monitor: 'true'}},
       spec: {rules: [{host: 'web.truth.example'}]},
     })
-    await eventually(async () => (await client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR')
-    assert.equal((await fetch(`${probeUrl}/readyz`)).status, 200)
+    await eventually(async () => (await harness.client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR')
+    assert.equal((await fetch(`${harness.probeUrl}/readyz`)).status, 200)
 
     const crdRef = {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name: 'endpoints.polycrate.io'}
-    await client.delete(crdRef)
+    await harness.client.delete(crdRef)
     // Endpoint CRs left by operators of other test files keep their sync finalizer: let them go.
     await eventually(async () => {
-      const list = await client.request<{items: KubeObject[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'}).catch(() => ({items: [] as KubeObject[]}))
+      const list = await harness.client.request<{items: KubeObject[]}>({path: '/apis/polycrate.io/v1alpha1/endpoints'}).catch(() => ({items: [] as KubeObject[]}))
       for (const object of list.items.filter((o) => ((o.metadata?.finalizers as string[] | undefined) ?? []).length > 0)) {
-        await client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace: object.metadata!.namespace, name: object.metadata!.name}, {metadata: {finalizers: null}}).catch(() => {})
+        await harness.client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace: object.metadata!.namespace, name: object.metadata!.name}, {metadata: {finalizers: null}}).catch(() => {})
       }
-      return (await client.getOrUndefined(crdRef)) === undefined
+      return (await harness.client.getOrUndefined(crdRef)) === undefined
     }, 60_000, 'CRD gone')
 
     const degraded = await waitFor((o) => condition(o, 'Ready')?.status === 'False', 'Ready=False')
@@ -195,14 +161,14 @@ describe('status that tells the truth (in-process operator + simulator)', functi
     const states = new Map((degraded.status?.controllers ?? []).map((c) => [c.name, c]))
     assert.equal(states.get('endpoint-discovery')?.running, false)
     assert.match(states.get('endpoint-sync')?.reason ?? '', /^CRDsMissing: endpoints\.polycrate\.io/)
-    const readyz = await fetch(`${probeUrl}/readyz?verbose`)
+    const readyz = await fetch(`${harness.probeUrl}/readyz?verbose`)
     assert.notEqual(readyz.status, 200)
     assert.match(await readyz.text(), /crds.*endpoints\.polycrate\.io.*polycrate operator install-crds/)
 
-    await installCrds(client, customResourceDefinitions([endpointCrd]))
+    await installCrds(harness.client, customResourceDefinitions([endpointCrd]))
     await waitFor((o) => condition(o, 'Ready')?.status === 'True', 'Ready again')
-    await eventually(async () => (await fetch(`${probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
+    await eventually(async () => (await fetch(`${harness.probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
     // and discovery runs again: the Ingress's Endpoint CR comes back
-    await eventually(async () => (await client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR again')
+    await eventually(async () => (await harness.client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR again')
   })
 })

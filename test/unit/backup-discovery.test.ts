@@ -18,6 +18,7 @@ import {discoveredCrName} from '../../src/operator/discovery/names.js'
 import {normalizeTimestamp} from '../../src/operator/discovery/timestamps.js'
 import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
 import {backupPayload, backupProvider, backupSchedulePayload} from '../../src/operator/kinds/backup/payload.js'
+import {sha8, checkedSpec, checkedName, checkedProblems, checkedSlug} from '../support/helpers.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -52,28 +53,24 @@ function withChanges<T extends object>(full: T, overrides: Patch, remove: string
 }
 
 const sha10 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 10)
-const sha8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 
 function checkedBackup(result: BackupDiscoveryResult): BackupDiscoveryResult {
   if (result.cr) {
-    assert.deepEqual(backupSpec.parse(result.cr.spec), result.cr.spec, 'the spec passes the CRD schema without change')
-    assert.deepEqual(JSON.parse(JSON.stringify(result.cr.spec)), result.cr.spec, 'no undefined keys')
-    assert.match(result.cr.spec.name, /^[a-z0-9]+(?:-[a-z0-9]+)*$/)
-    assert.ok(result.cr.spec.name.length <= 63)
-    assert.ok(result.cr.name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(result.cr.name))
+    checkedSpec(backupSpec, result.cr.spec)
+    checkedSlug(result.cr.spec.name)
+    checkedName(result.cr.name)
   }
-  for (const p of result.problems) assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/)
+  checkedProblems(result.problems)
   return result
 }
 
 function checkedSchedule(result: BackupScheduleDiscoveryResult): BackupScheduleDiscoveryResult {
   if (result.cr) {
-    assert.deepEqual(backupScheduleSpec.parse(result.cr.spec), result.cr.spec, 'the spec passes the CRD schema without change')
-    assert.deepEqual(JSON.parse(JSON.stringify(result.cr.spec)), result.cr.spec, 'no undefined keys')
-    assert.match(result.cr.spec.name, /^[a-z0-9]+(?:-[a-z0-9]+)*$/)
+    checkedSpec(backupScheduleSpec, result.cr.spec)
+    checkedSlug(result.cr.spec.name, Infinity)
     assert.ok(result.cr.name.length <= 253)
   }
-  for (const p of result.problems) assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/)
+  checkedProblems(result.problems)
   return result
 }
 

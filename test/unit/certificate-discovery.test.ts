@@ -14,6 +14,7 @@ import {
 } from '../../src/operator/kinds/certificate/mapping.js'
 import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
 import {certificatePayload} from '../../src/operator/kinds/certificate/payload.js'
+import {sha8, checkedSpec, checkedName, checkedLabels, checkedProblems, checkedSlug} from '../support/helpers.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -38,7 +39,6 @@ function merge<T>(base: T, patch: Patch = {}): T {
 }
 
 const sha10 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 10)
-const sha8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 
 const readyTrue: CertConditionLike = {type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired'}
 
@@ -98,16 +98,13 @@ const timestampProblem = (path: string, value: string, field: string) =>
 /** The spec passes the CRD schema unchanged, has no undefined keys, names and labels are valid. */
 function checked(result: CertificateDiscoveryResult): CertificateDiscoveryResult {
   if (result.cr) {
-    assert.deepEqual(certificateSpec.parse(result.cr.spec), result.cr.spec, 'the spec passes the CRD schema without change')
-    assert.deepEqual(JSON.parse(JSON.stringify(result.cr.spec)), result.cr.spec, 'no undefined keys')
-    assert.match(result.cr.spec.name, /^[a-z0-9]+(?:-[a-z0-9]+)*$/)
-    assert.ok(result.cr.name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(result.cr.name))
-    for (const value of Object.values(result.cr.labels)) {
-      assert.ok(value.length <= 63 && /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(value), `label value ${value}`)
-    }
+    checkedSpec(certificateSpec, result.cr.spec)
+    checkedSlug(result.cr.spec.name, Infinity)
+    checkedName(result.cr.name)
+    checkedLabels(result.cr.labels)
     assert.ok(!('operator.polycrate.io/discovered' in result.cr.labels))
   }
-  for (const p of result.problems) assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/)
+  checkedProblems(result.problems)
   return result
 }
 

@@ -28,13 +28,6 @@ class HandFedInformer {
 }
 
 const obj = (name: string, generation = 1, rv = '1'): KubeObject => ({metadata: {name, namespace: 'ns', generation, resourceVersion: rv}})
-const until = async (condition: () => boolean, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 function controllerWith(reconcile: Reconciler, options: {workers?: number; predicate?: boolean} = {}) {
   const informer = new HandFedInformer()
@@ -119,9 +112,11 @@ describe('Controller', () => {
     let active = 0
     let maxActive = 0
     let calls = 0
+    const others: string[] = []
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
-    const {informer, controller} = controllerWith(async () => {
+    const {informer, controller} = controllerWith(async ({key}) => {
+      if (key !== 'ns/a') return void others.push(key)
       calls++
       active++
       maxActive = Math.max(maxActive, active)
@@ -133,11 +128,15 @@ describe('Controller', () => {
     await until(() => calls === 1)
     informer.update(obj('a', 1, '1'), obj('a', 2, '2'))
     informer.update(obj('a', 2, '2'), obj('a', 3, '3'))
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The positive signal: a key queued after those updates was reconciled by a free worker.
+    informer.add(obj('b'))
+    await until(() => others.includes('ns/b'))
     assert.equal(calls, 1)
     release()
     await until(() => calls === 2)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // And again: a later key reconciled before the count of 'a' is final.
+    informer.add(obj('c'))
+    await until(() => others.includes('ns/c'))
     await controller.stop()
     assert.equal(maxActive, 1)
     assert.equal(calls, 2)
@@ -145,12 +144,15 @@ describe('Controller', () => {
 
   it('the predicate skips updates that only touch the status', async () => {
     let calls = 0
-    const {informer, controller} = controllerWith(async () => void calls++, {predicate: true})
+    const others: string[] = []
+    const {informer, controller} = controllerWith(async ({key}) => void (key === 'ns/a' ? calls++ : others.push(key)), {predicate: true})
     controller.start()
     informer.add(obj('a', 1, '1'))
     await until(() => calls === 1)
     informer.update(obj('a', 1, '1'), obj('a', 1, '2')) // status write: generation unchanged
-    await new Promise((resolve) => setTimeout(resolve, 30))
+    // The positive signal: an object added after the status write was reconciled.
+    informer.add(obj('b'))
+    await until(() => others.includes('ns/b'))
     assert.equal(calls, 1)
     informer.update(obj('a', 1, '2'), obj('a', 2, '3')) // spec change
     await until(() => calls === 2)
@@ -201,6 +203,7 @@ describe('Controller', () => {
 import {PassThrough} from 'node:stream'
 import type {KubeClient} from '../../src/kube/client.js'
 import {Informer as RealInformer} from '../../src/operator/runtime/informer.js'
+import {until} from '../support/helpers.js'
 
 /** A HandFedInformer whose sync the test controls: hasSynced/waitForSync as the real Informer has them. */
 class GatedInformer extends HandFedInformer {
@@ -275,7 +278,8 @@ describe('Controller: workers wait for the caches to sync', () => {
       controller.enqueue('ns/by-hand')
       watched.add(obj('added'))
       watched.update(obj('updated', 1, '1'), obj('updated', 2, '2'))
-      await settle()
+      // The positive signal: the keys are queued and a worker waits on the unsynced informer.
+      await until(() => controller.queue.length === 3 && gate.waitCalls.length >= 1, 'a worker waiting on the sync')
       assert.deepEqual([...seen], [], 'nothing is reconciled before the sync')
       assert.equal(controller.queue.length, 3, 'the keys wait in the queue')
       assert.ok(gate.waitCalls.length >= 1 && gate.waitCalls.every((call) => call.signal), 'waited on, with the stop signal')
@@ -298,7 +302,7 @@ describe('Controller: workers wait for the caches to sync', () => {
     gate.add(obj('a'))
     controller.start()
     gate.remove(obj('a'))
-    await settle()
+    await until(() => controller.queue.length === 1 && gate.waitCalls.length >= 1, 'a worker waiting on the sync')
     assert.deepEqual([...seen], [])
     gate.sync()
     await until(() => seen.length === 1)
@@ -313,7 +317,7 @@ describe('Controller: workers wait for the caches to sync', () => {
     controller.start()
     first.add(obj('a'))
     first.sync()
-    await settle()
+    await until(() => second.waitCalls.length >= 1, 'a worker waiting on the read informer')
     assert.deepEqual([...seen], [], 'the read informer has not synced yet')
     second.sync()
     await until(() => seen.length === 1)
@@ -353,9 +357,10 @@ describe('Controller: workers wait for the caches to sync', () => {
     controller.start()
     controller.enqueue('ns/dropped')
     await controller.stop()
+    const waits = gate.waitCalls.length
     controller.start()
     controller.enqueue('ns/a')
-    await settle()
+    await until(() => gate.waitCalls.length > waits, 'a worker of the new start waiting on the sync')
     assert.deepEqual([...seen], [])
     gate.sync()
     await until(() => seen.length === 1)

@@ -15,6 +15,7 @@ import {
   type IngressLike,
   type SourceResult,
 } from '../../src/operator/kinds/endpoint/index.js'
+import {checkedProblems} from '../support/helpers.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -30,10 +31,7 @@ const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-
 /** Every Endpoint must be accepted by the CRD schema unchanged, and its name must be a valid object name. */
 function checked(result: SourceResult): SourceResult {
   for (const endpoint of result.endpoints) assertValidEndpoint(endpoint)
-  for (const p of result.problems) {
-    assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/, `reason ${p.reason} is CamelCase`)
-    assert.ok(p.message.length > 20, `message "${p.message}" says something`)
-  }
+  checkedProblems(result.problems, {messages: true})
   return result
 }
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import {createHash} from 'node:crypto'
 import type {V1Node} from '@kubernetes/client-node'
 import {hostSpec, type HostSpec} from '../../src/crds/host.js'
 import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
@@ -11,6 +10,7 @@ import {
   type NodeLike,
 } from '../../src/operator/kinds/host/mapping.js'
 import {hostPayload} from '../../src/operator/kinds/host/payload.js'
+import {sha8, checkedSpec, checkedProblems, checkedDnsLabel} from '../support/helpers.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -71,7 +71,6 @@ function spec(overrides: Partial<HostSpec> = {}, remove: Array<keyof HostSpec> =
   return full
 }
 
-const sha8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 
 const addressProblem = (index: number, type: string, address: string, name = 'worker-1'): DiscoveryProblem => ({
   reason: 'InvalidNodeAddress',
@@ -90,12 +89,10 @@ const memoryProblem = (value: string): DiscoveryProblem => ({
 /** The spec passes the CRD schema unchanged and has no undefined keys (deep-equal to its JSON round trip). */
 function checked(result: HostDiscoveryResult): HostDiscoveryResult {
   if (result.host) {
-    assert.deepEqual(hostSpec.parse(result.host.spec), result.host.spec, 'the spec passes the CRD schema without change')
-    assert.deepEqual(JSON.parse(JSON.stringify(result.host.spec)), result.host.spec, 'no undefined keys')
-    assert.ok(Object.values(result.host.spec).every((v) => v !== undefined), 'no undefined keys')
-    assert.ok(isApiSlug(result.host.spec.name) && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(result.host.spec.name), `slug ${result.host.spec.name}`)
+    checkedSpec(hostSpec, result.host.spec)
+    assert.ok(isApiSlug(checkedDnsLabel(result.host.spec.name)), `slug ${result.host.spec.name}`)
   }
-  for (const p of result.problems) assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/)
+  checkedProblems(result.problems)
   return result
 }
 

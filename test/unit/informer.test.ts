@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import {PassThrough} from 'node:stream'
 import {KubeApiError, KubeConnectionError, type KubeClient, type KubeObject, type RequestOptions} from '../../src/kube/client.js'
 import {Informer} from '../../src/operator/runtime/informer.js'
+import {until} from '../support/helpers.js'
 
 /**
  * A scripted stand-in for the API server's list and watch endpoints: each list/watch call takes the next step
@@ -40,13 +41,6 @@ const obj = (name: string, rv: string, extra: Record<string, unknown> = {}): Kub
   metadata: {name, namespace: 'ns', resourceVersion: rv, managedFields: [{manager: 'x'}], ...extra},
 })
 const line = (type: string, object: KubeObject) => JSON.stringify({type, object}) + '\n'
-const until = async (condition: () => boolean, ms = 2000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 function informerFor(server: ScriptedServer, options: Partial<ConstructorParameters<typeof Informer>[0]> = {}) {
   return new Informer({
@@ -174,7 +168,7 @@ describe('Informer (list/watch loop)', () => {
     )
     const informer = informerFor(server)
     informer.start()
-    await until(() => server.watchCalls.length === 3, 5000)
+    await until(() => server.watchCalls.length === 3, 'a third watch', 5000)
     await informer.stop()
     assert.equal(server.listCalls.length, 3, 'a failed watch resumes from its resourceVersion instead of relisting')
     assert.equal(server.watchCalls[2]!.query!.resourceVersion, '10')
@@ -187,7 +181,7 @@ describe('Informer (list/watch loop)', () => {
     server.watches.push(() => {}) // connected, never says anything
     const informer = informerFor(server, {idleTimeoutMs: 50})
     informer.start()
-    await until(() => server.watchCalls.length === 2, 3000)
+    await until(() => server.watchCalls.length === 2, 'a second watch')
     await informer.stop()
   })
 

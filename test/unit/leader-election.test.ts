@@ -12,6 +12,7 @@ import {
   type LeaderElectionOptions,
 } from '../../src/operator/runtime/leader-election.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
+import {until} from '../support/helpers.js'
 
 const me = 'me_1'
 const other = 'other_2'
@@ -154,12 +155,18 @@ describe('leader election', () => {
       const e = elector()
       let acquired = false
       const acquiring = e.acquire(signal().signal).then(() => (acquired = true))
+      // The positive signal at each step: the elector looked at the lease again and chose to wait.
+      const waits = () => logs.filter((l) => l.msg === 'leader lease is held by another candidate').length
+      const waitedAgain = async () => {
+        const before = waits()
+        await until(() => waits() > before, 'the elector chose to wait again')
+      }
       for (let i = 0; i < 3; i++) {
-        await sleep(30)
+        await waitedAgain()
         offset += 800 // 2.4 s pass on the local clock, but the holder renews in between
         server.lease!.spec!.renewTime = microTime(Date.now() + offset)
       }
-      await sleep(30)
+      await waitedAgain()
       assert.equal(acquired, false)
       assert.equal(e.isLeader(), false)
       offset += 1000 // the holder stopped renewing a full lease duration ago

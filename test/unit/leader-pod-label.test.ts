@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import {KubeApiError, type KubeClient} from '../../src/kube/client.js'
 import {createLogger} from '../../src/lib/logger.js'
 import {LeaderPodLabel} from '../../src/operator/runtime/leader-pod-label.js'
+import {until} from '../support/helpers.js'
 
 /** mergePatch of the Pod, answered by hand: each call waits until the test settles it. */
 class FakePods {
@@ -41,11 +42,14 @@ describe('LeaderPodLabel', () => {
     await pods.next(2)
     assert.equal(pods.calls[1]!.value, 'true')
     pods.calls[1]!.settle()
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => lines.some((line) => line.msg === 'pod labelled' && line.value === 'true'), 'the label applied')
     labeler.set(true)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    assert.equal(pods.calls.length, 2, 'no write for a value already applied')
-    await labeler.close(20)
+    // The positive signal: the next write is close()'s "false"; none for the value already applied came before it.
+    const closing = labeler.close(1000)
+    await pods.next(3)
+    assert.deepEqual(pods.calls.map((call) => call.value), ['false', 'true', 'false'], 'no write for a value already applied')
+    pods.calls[2]!.settle()
+    await closing
   })
 
   it('retries a failed write with backoff and names a missing Pod in its warning', async () => {
@@ -59,8 +63,7 @@ describe('LeaderPodLabel', () => {
     const warning = lines.find((line) => line.msg === 'could not label this replica\'s pod; retrying')
     assert.match(String(warning?.reason), /no Pod polycrate\/operator-0: --pod-name \(env POD_NAME\)/)
     pods.calls[1]!.settle()
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    assert.ok(lines.some((line) => line.msg === 'pod labelled' && line.value === 'true'))
+    await until(() => lines.some((line) => line.msg === 'pod labelled' && line.value === 'true'), 'the label applied')
     const closing = labeler.close(1000)
     await pods.next(3)
     assert.equal(pods.calls[2]!.value, 'false')

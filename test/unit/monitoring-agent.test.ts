@@ -6,24 +6,17 @@ import assert from 'node:assert/strict'
 import {execa} from 'execa'
 import {Registry} from 'prom-client'
 import {PolycrateApiClient} from '../../src/api/index.js'
-import {validateOperatorConfig} from '../../src/operator/config/operator-config.js'
 import {MonitoringAgent, type CheckRunner} from '../../src/operator/monitoring/agent.js'
 import {ProbeMetrics} from '../../src/operator/monitoring/metrics.js'
 import {phaseOffset} from '../../src/operator/monitoring/schedule.js'
-import type {AgentConfig} from '../../src/operator/monitoring/plan.js'
 import {silentLogger} from '../../src/lib/logger.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {FakeTimers} from '../support/fake-timers.js'
 import {parsePromText} from '../support/prom-text.js'
 import {startHttpTarget, type Target} from '../support/monitoring-targets.js'
+import {agentConfig, until} from '../support/helpers.js'
 
 const AGENT_ID = 'polycrate-operator-test-cluster'
-
-function agentConfig(agent: Record<string, unknown> = {}): AgentConfig {
-  const validation = validateOperatorConfig({agent: {enabled: true, ...agent}})
-  if (!validation.ok) throw new Error(validation.problems.join('; '))
-  return validation.config.agent
-}
 
 interface World {
   sim: ApiSimulator
@@ -70,14 +63,6 @@ function startAgent(w: World, options: {config?: Record<string, unknown>; check?
   })
   agent.start()
   return agent
-}
-
-async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
 }
 
 /** Moves fake time in 1 s steps; API calls are real HTTP and settle in between. */

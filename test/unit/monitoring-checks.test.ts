@@ -6,7 +6,6 @@ import {constants} from 'node:os'
 import {runCheck} from '../../src/operator/monitoring/agent.js'
 import type {PingRunner} from '../../src/operator/monitoring/icmp-check.js'
 import {checkPlan, type AgentConfig, type RawAgentEndpoint} from '../../src/operator/monitoring/plan.js'
-import {validateOperatorConfig} from '../../src/operator/config/operator-config.js'
 import {
   BIG_BODY_BYTES,
   closedPort,
@@ -20,12 +19,7 @@ import {
   type Target,
   type TestCerts,
 } from '../support/monitoring-targets.js'
-
-function agentConfig(agent: Record<string, unknown> = {}): AgentConfig {
-  const validation = validateOperatorConfig({agent: {enabled: true, ...agent}})
-  if (!validation.ok) throw new Error(validation.problems.join('; '))
-  return validation.config.agent
-}
+import {agentConfig} from '../support/helpers.js'
 
 let counter = 0
 function endpoint(kind: RawAgentEndpoint['kind'], port: number | null, spec: Record<string, unknown>, extra: Partial<RawAgentEndpoint> = {}): RawAgentEndpoint {

@@ -1,24 +1,18 @@
 import assert from 'node:assert/strict'
-import {validateOperatorConfig} from '../../src/operator/config/operator-config.js'
-import {checkPlan, statusAccepted, type AgentConfig, type RawAgentEndpoint} from '../../src/operator/monitoring/plan.js'
+import {checkPlan, statusAccepted, type RawAgentEndpoint} from '../../src/operator/monitoring/plan.js'
 import {monitoringStatus} from '../../src/operator/monitoring/status.js'
 import {decodeAnswer, encodeQuery} from '../../src/operator/monitoring/dns-check.js'
 import {parsePing} from '../../src/operator/monitoring/icmp-check.js'
 import {classify} from '../../src/operator/monitoring/result.js'
 import {operatorAgentId} from '../../src/operator/agent/agent-id.js'
 import type {AgentSnapshot, EndpointState} from '../../src/operator/monitoring/agent.js'
-
-function agentConfig(agent: Record<string, unknown> = {}): AgentConfig {
-  const validation = validateOperatorConfig({agent})
-  if (!validation.ok) throw new Error(validation.problems.join('; '))
-  return validation.config.agent
-}
+import {agentConfig} from '../support/helpers.js'
 
 const base: RawAgentEndpoint = {id: 'e1', name: 'shop', kind: 'http', remote_address: 'shop.example.com', remote_port: 443, organization: {id: 'o1', name: 'acme-corp'}}
 
 describe('monitoring plan: AgentEndpoint + agent config → check settings', () => {
   it('the agent section defaults are the block README\'s', () => {
-    const agent = agentConfig()
+    const agent = agentConfig({enabled: undefined})
     assert.equal(agent.enabled, false)
     assert.equal(agent.agent_id_prefix, 'polycrate')
     assert.equal(agent.check_interval_seconds, 60)

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import {createHash} from 'node:crypto'
 import type {V1PersistentVolume} from '@kubernetes/client-node'
 import {k8sVolumeSpec, type K8sVolumeSpec} from '../../src/crds/k8s-volume.js'
 import type {DiscoveryProblem} from '../../src/operator/discovery/types.js'
@@ -9,6 +8,7 @@ import {
   type VolumeDiscoveryResult,
 } from '../../src/operator/kinds/volume/mapping.js'
 import {volumePayload} from '../../src/operator/kinds/volume/payload.js'
+import {sha8, checkedSpec, checkedProblems, checkedDnsLabel} from '../support/helpers.js'
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -83,17 +83,13 @@ const capacityProblem = (value: string, name = PV): DiscoveryProblem => ({
   message: `PersistentVolume "${name}": spec.capacity.storage "${value}" is not a non-negative Kubernetes quantity such as "10Gi" or "500M" (within 2^53 bytes); capacity_bytes is left out.`,
 })
 
-const sha8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8)
 
 function checked(result: VolumeDiscoveryResult): VolumeDiscoveryResult {
   if (result.volume) {
-    assert.deepEqual(k8sVolumeSpec.parse(result.volume.spec), result.volume.spec, 'the spec passes the CRD schema without change')
-    assert.deepEqual(JSON.parse(JSON.stringify(result.volume.spec)), result.volume.spec, 'no undefined keys, plain JSON')
-    assert.ok(Object.values(result.volume.spec).every((v) => v !== undefined), 'no undefined keys')
-    assert.match(result.volume.spec.name ?? '', /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
-    assert.ok((result.volume.spec.name ?? '').length <= 63)
+    checkedSpec(k8sVolumeSpec, result.volume.spec)
+    checkedDnsLabel(result.volume.spec.name)
   }
-  for (const p of result.problems) assert.match(p.reason, /^[A-Z][A-Za-z0-9]+$/)
+  checkedProblems(result.problems)
   return result
 }
 

@@ -95,7 +95,9 @@ describe('WorkQueue', () => {
     queue.addAfter('later', 30 * 24 * 60 * 60 * 1000)
     queue.addAfter('soon', 5)
     assert.equal(await queue.get(), 'soon')
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The positive signal: an item due later than an overflowed timer would fire comes out first.
+    queue.addAfter('sibling', 20)
+    assert.equal(await queue.get(), 'sibling', 'the month-long wait fired early')
     assert.equal(queue.length, 0, 'the month-long wait fired early')
     queue.shutDown()
   })

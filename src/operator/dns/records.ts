@@ -3,7 +3,7 @@
  * zod, the mapping between Polycrate DNS records (one value each) and external-dns Endpoints (one name + type
  * with all its values), and the per-Endpoint plan of record operations that a change needs.
  *
- * Record names: the API's record request model is not known (contract §3.15); records are written with `name` =
+ * Record names: the API's record request model is not known; records are written with `name` =
  * the fully qualified name without the trailing dot, and read back whether the API keeps them that way, relative
  * to the zone, or as `@` for the apex.
  */

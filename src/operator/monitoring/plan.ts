@@ -1,5 +1,5 @@
 /**
- * What to check for one assigned endpoint (pure): the API's AgentEndpoint (§3.4) with its typed `spec`, completed
+ * What to check for one assigned endpoint (pure): the API's AgentEndpoint with its typed `spec`, completed
  * with the agent's defaults (block README "Endpoint Monitoring Agent" / "HTTP Check Defaults"). The spec is read
  * raw, not through the client's schema, because the schema fills in the contract's defaults and a field the API
  * left out must take the agent's default instead (`timeout` 10 s, `max_redirects` 5, the agent's user agent).

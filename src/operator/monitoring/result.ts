@@ -1,4 +1,4 @@
-/** One check's outcome: the API's CheckResultInputRequest (§3.1) plus the per-phase durations for `/metrics`. */
+/** One check's outcome: the API's CheckResultInputRequest plus the per-phase durations for `/metrics`. */
 import {constants} from 'node:os'
 import type {CheckResultInput} from '../../api/index.js'
 

@@ -1,6 +1,6 @@
 /**
- * The API side of endpoint monitoring (§2.1: "endpoints statically assigned to this agent, filled by a Celery task;
- * respects capacity and monitoring modes"; §3.1: "results are stored per endpoint assignment").
+ * The API side of endpoint monitoring ("endpoints statically assigned to this agent, filled by a Celery task;
+ * respects capacity and monitoring modes"; "results are stored per endpoint assignment").
  *
  * Decisions where the contract is silent:
  * - The assignment task runs whenever an agent fetches its endpoints. An endpoint wants `max_agents_per_endpoint`

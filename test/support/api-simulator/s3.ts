@@ -1,5 +1,5 @@
 /**
- * The S3 side of the simulator (§2.5, §3.14): regions and their S3 clusters, bucket-name availability across
+ * The S3 side of the simulator: regions and their S3 clusters, bucket-name availability across
  * workspaces, per-workspace bucket quotas, and credential rotation. Keys have a recognisable shape
  * (`S3_KEY_PATTERN`) so that `.ci/run` can check that no test output ever shows one.
  */

@@ -1,6 +1,6 @@
 /**
  * What Backup and BackupSchedule CRs become in the Polycrate API (pure): the BackupRequest and
- * BackupScheduleRequest bodies (API §3.11).
+ * BackupScheduleRequest bodies.
  *
  * Decisions:
  * - Every spec field the API knows is copied: name, provider, kind, source_namespace, status, started_at,

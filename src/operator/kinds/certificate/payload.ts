@@ -1,5 +1,5 @@
 /**
- * What a Certificate CR becomes in the Polycrate API (pure): the CertificateRequest body (API §3.11).
+ * What a Certificate CR becomes in the Polycrate API (pure): the CertificateRequest body.
  *
  * Decisions:
  * - Every spec field the API knows is copied when set: name, display_name, namespace, secret_name, kind, dns_names,

@@ -1,5 +1,5 @@
 /**
- * What a Host CR becomes in the Polycrate API (pure): the HostRequest body (API §3.9).
+ * What a Host CR becomes in the Polycrate API (pure): the HostRequest body.
  *
  * Decisions:
  * - Every spec field the API knows is copied when set: name, hostname, display_name, kind, role, default_ipv4/6,

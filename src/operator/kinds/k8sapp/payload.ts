@@ -1,5 +1,5 @@
 /**
- * What a K8sApp CR becomes in the Polycrate API (pure): the K8sAppRequest body (API §3.7).
+ * What a K8sApp CR becomes in the Polycrate API (pure): the K8sAppRequest body.
  *
  * Decisions:
  * - `name` = spec.name, else the CR name; `namespace` = spec.namespace, else the CR's; `display_name` =

@@ -1,5 +1,5 @@
 /**
- * What a K8sVolume CR becomes in the Polycrate API (pure): the K8sVolumeRequest body (API §3.10).
+ * What a K8sVolume CR becomes in the Polycrate API (pure): the K8sVolumeRequest body.
  *
  * Decisions:
  * - Every spec field the API knows is copied when set (name, provider_object_name/id, cloud_provider_volume_id,
