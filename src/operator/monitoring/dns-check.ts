@@ -17,7 +17,7 @@ import type * as DnsPacket from 'dns-packet'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {DnsPlan} from './plan.js'
-import {CheckFailure, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
+import {CheckFailure, checkResult, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
 
 export interface DnsAnswer {
   id: number
@@ -165,8 +165,7 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
   }
   const durationMs = performance.now() - started
   const values = answer?.records.filter((r) => r.type === plan.recordType).map((r) => r.data) ?? []
-  const result: CheckResultInput = {
-    ...commonResult(endpointId, checkedAt, failure, durationMs, isIP(plan.server) ? plan.server : null),
+  const result: CheckResultInput = checkResult(commonResult(endpointId, checkedAt, failure, durationMs, isIP(plan.server) ? plan.server : null), {
     dns_rcode: answer?.rcode ?? null,
     dns_records: answer ? answer.records.map((r) => r.data) : null,
     dns_matched: plan.expectedResults.length > 0 && answer ? plan.expectedResults.every((e) => values.includes(e.replace(/\.$/, ''))) : null,
@@ -174,6 +173,6 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
     dns_protocol: plan.protocol,
     dns_record_type: plan.recordType,
     dns_dnssec_valid: null,
-  }
+  })
   return {result, phases: {resolve: durationMs / 1000}, ...(failure ? {message: failure.message} : {})}
 }

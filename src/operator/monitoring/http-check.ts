@@ -11,7 +11,7 @@ import {isIP} from 'node:net'
 import type {TLSSocket, PeerCertificate, DetailedPeerCertificate} from 'node:tls'
 import type {CheckResultInput} from '../../api/index.js'
 import {statusAccepted, type HttpPlan} from './plan.js'
-import {CheckFailure, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
+import {CheckFailure, checkResult, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
 
 export interface ProbeOptions {
   /** Extra trusted CA certificates (PEM); the system's are always trusted. */
@@ -217,8 +217,7 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
     clearTimeout(timer)
   }
   const durationMs = performance.now() - started
-  // Object.assign, not a spread: every result object then shares one hidden class (a spread gave each its own).
-  const result: CheckResultInput = Object.assign(commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status), {
+  const result: CheckResultInput = checkResult(commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status), {
     status_code: last?.status ?? null,
     http_dns_lookup_ms: round(totals.dns),
     http_tcp_connect_ms: last ? round(totals.connect) : null,

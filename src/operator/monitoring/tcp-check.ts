@@ -7,7 +7,7 @@ import {connect as tlsConnect, type TLSSocket} from 'node:tls'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {TcpPlan} from './plan.js'
-import {CheckFailure, classify, commonResult, type CheckOutcome, type Failure} from './result.js'
+import {CheckFailure, checkResult, classify, commonResult, type CheckOutcome, type Failure} from './result.js'
 
 /** Banner bytes kept (and reported as `tcp_banner`). */
 const BANNER_LIMIT = 1024
@@ -64,8 +64,7 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
   if (connected && matched === false && failure?.category === 'timeout') {
     failure = {category: 'response', errorName: 'RESPONSE_MISMATCH', message: `the expected response did not arrive within ${plan.timeoutMs / 1000} s`}
   }
-  // Object.assign, not a spread: every result object then shares one hidden class (a spread gave each its own).
-  const result: CheckResultInput = Object.assign(commonResult(endpointId, checkedAt, failure, performance.now() - started, isIP(plan.host) ? plan.host : null), {
+  const result: CheckResultInput = checkResult(commonResult(endpointId, checkedAt, failure, performance.now() - started, isIP(plan.host) ? plan.host : null), {
     tcp_connected: connected,
     tcp_banner: banner.trim() || null,
     tcp_response_matched: matched,
