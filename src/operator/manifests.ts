@@ -46,10 +46,28 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
   const labels = {...selector, 'app.kubernetes.io/part-of': 'polycrate', 'app.kubernetes.io/managed-by': 'polycrate-operator-manifests'}
   const meta = (objectName: string, objectNamespace?: string) => ({name: objectName, ...(objectNamespace ? {namespace: objectNamespace} : {}), labels})
   const metricsLabels = {...labels, 'app.kubernetes.io/component': 'metrics'}
+  const objects: KubeObject[] = [
+    {apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace)},
+    ...rbacObjects(namespace, meta, permissions),
+    operatorDeployment(options, selector, labels, meta),
+    ...serviceObjects(options, selector, metricsLabels, meta),
+  ]
+  if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta))
+  if (options.vmServiceScrape) {
+    objects.push({
+      apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
+      spec: {selector: {matchLabels: metricsLabels}, endpoints: [{port: 'metrics', path: '/metrics'}]},
+    } as KubeObject)
+  }
+  return objects
+}
+
+/** The ServiceAccount and its rights: a ClusterRole and a Role per namespace, each with its binding. */
+function rbacObjects(namespace: string, meta: Meta, permissions: readonly Permission[]): KubeObject[] {
+  const name = OPERATOR_NAME
   const subject = {kind: 'ServiceAccount', name, namespace}
   const roles = roleRules(permissions)
   const objects: KubeObject[] = [
-    {apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace)},
     {apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace), automountServiceAccountToken: true} as KubeObject,
     {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules: roles.cluster} as KubeObject,
     {
@@ -68,6 +86,13 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
     )
   }
 
+  return objects
+}
+
+/** The operator's Deployment: one container, its ports and probes, locked down. */
+function operatorDeployment(options: ManifestOptions, selector: Record<string, string>, labels: Record<string, string>, meta: Meta): KubeObject {
+  const {namespace} = options
+  const name = OPERATOR_NAME
   const ports = [
     {name: 'metrics', containerPort: options.metricsPort, protocol: 'TCP'},
     {name: 'health', containerPort: options.healthPort, protocol: 'TCP'},
@@ -75,7 +100,7 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
     ...(options.dns01 ? [{name: 'dns01-webhook', containerPort: options.dns01.port, protocol: 'TCP'}] : []),
   ]
   const probe = (path: string, periodSeconds: number) => ({httpGet: {path, port: 'health'}, periodSeconds, timeoutSeconds: 5, failureThreshold: 3})
-  objects.push({
+  return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(name, namespace),
     spec: {
       replicas: options.replicas,
@@ -117,7 +142,14 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
         },
       },
     },
-  } as KubeObject)
+  } as KubeObject
+}
+
+/** The webhooks' Service, the metrics Service and the NetworkPolicy that opens their ports. */
+function serviceObjects(options: ManifestOptions, selector: Record<string, string>, metricsLabels: Record<string, string>, meta: Meta): KubeObject[] {
+  const {namespace} = options
+  const name = OPERATOR_NAME
+  const objects: KubeObject[] = []
   // The webhooks serve on every replica, so their Service selects every replica (the Pod label LEADER_POD_LABEL
   // only informs); its name is what external-dns' --webhook-provider-url and the DNS01 serving certificate name.
   objects.push({
@@ -155,13 +187,6 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
       ],
     },
   } as KubeObject)
-  if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta))
-  if (options.vmServiceScrape) {
-    objects.push({
-      apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
-      spec: {selector: {matchLabels: metricsLabels}, endpoints: [{port: 'metrics', path: '/metrics'}]},
-    } as KubeObject)
-  }
   return objects
 }
 

@@ -15,43 +15,18 @@
  * never makes a second one), compares ports and config with the desired ones and patches only a difference. While
  * the IP is unknown the Service is polled every few seconds. Node changes requeue every managed Service.
  */
-import {
-  ApiError,
-  ApiNetworkError,
-  adoptOrCreate,
-  type LoadbalancerInstance,
-  type LoadbalancerInstanceCreateRequest,
-  type PolycrateApiClient,
-} from '../../api/index.js'
 import type {KubeObject} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
-import {Finalizer} from '../runtime/finalizer.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
 import {contentChanged} from '../runtime/predicates.js'
-import {
-  desiredLoadBalancer,
-  ingressStatus,
-  ingressUpToDate,
-  loadBalancerName,
-  loadBalancerUpToDate,
-  ownsInstance,
-  serviceManagement,
-  type LbNode,
-  type LbService,
-  type ServiceScope,
-} from './load-balancer.js'
+import type {ServiceScope} from './load-balancer.js'
+import {LoadBalancerReconciler, type NodeObject, type ServiceObject} from './load-balancer-reconciler.js'
 
-type ServiceObject = KubeObject & LbService
-type NodeObject = KubeObject & LbNode
+export {IP_POLL_MS} from './load-balancer-reconciler.js'
 
-/** How often a Service whose load balancer has no IP yet is polled. */
-export const IP_POLL_MS = 2_000
-
-
-/** Only what the load balancers depend on: Ready, addresses, labels. */
 export function slimLbNode(node: KubeObject): KubeObject {
   const n = node as NodeObject
   return {
@@ -85,7 +60,6 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
     start(manager, config) {
       const scope: ServiceScope = config.cloud_controller.load_balancer.service_scope
       const finalizer = finalizers.loadBalancerCleanup
-      const client = manager.client
       const builder = manager.controller('cloud-load-balancer')
       const services = builder.for<ServiceObject>({resource: resources.services, kind: 'Service'}, {
         // Own status writes (the ingress) cause no reconcile; spec, metadata and deletion do.
@@ -97,96 +71,11 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
         .map((service) => `${service.metadata.namespace}/${service.metadata.name}`)
       const nodes = builder.watches({resource: resources.nodes, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
 
-      const refOf = (service: ServiceObject, subresource?: string) => ({...resources.services, namespace: service.metadata.namespace, name: service.metadata.name, subresource})
-      const guard = new Finalizer<ServiceObject>({client, name: finalizer, refOf: (service) => refOf(service)})
-      const writeIngress = async (service: ServiceObject, ip: string | undefined, signal: AbortSignal) => {
-        if (ingressUpToDate(service, ip)) return
-        // A merge patch would merge into the old ingress list's fields; the whole loadBalancer is replaced.
-        await client.mergePatch(refOf(service, 'status'), {status: {loadBalancer: {ingress: ingressStatus(ip).ingress ?? null}}}, {signal})
-      }
-      const apiError = (error: unknown) => error instanceof ApiNetworkError || error instanceof ApiError
-      /** The Service's instances: by name (one filtered list), else every instance of the workspace whose consumer_meta names it. */
-      const findInstances = async (api: PolycrateApiClient, workspaceId: string, uid: string, signal: AbortSignal) => {
-        const byName = await api.loadBalancers.listAll({name_exact: loadBalancerName(uid), workspaces: workspaceId}, {signal})
-        if (byName.length > 0) return byName
-        return (await api.loadBalancers.listAll({workspaces: workspaceId}, {signal})).filter((instance) => ownsInstance(instance, uid))
-      }
-
-      const running = builder.complete(async ({key, logger, signal}) => {
-        const service = services.cache.get(key)
-        if (!service) return
-        const recorder = running.recorder
-        const management = serviceManagement(service, scope)
-        for (const problem of management.problems) await recorder.record(service, 'Warning', problem.reason, problem.message)
-        const wanted = management.managed && !service.metadata.deletionTimestamp
-        const api = session.client
-        const identity = session.identity
-        const uid = service.metadata.uid ?? ''
-
-        if (!wanted) {
-          // No longer a managed LoadBalancer, or deleted: the instance goes, then the finalizer.
-          if (!guard.has(service)) return
-          if (!api || !identity) throw new Error(`cannot delete the load balancer of ${key} yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
-          const found = await findInstances(api, identity.workspaceId, uid, signal)
-          if (found.length > 0) {
-            await recorder.record(service, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer')
-            for (const instance of found) {
-              const outcome = await api.loadBalancers.delete(instance.id, {signal})
-              logger.info('load balancer deleted from the API', {service: key, apiId: instance.id, outcome})
-            }
-            await recorder.record(service, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer')
-          }
-          if (!service.metadata.deletionTimestamp) await writeIngress(service, undefined, signal)
-          await guard.release(service, signal)
-          return
-        }
-
-        if (!api || !identity) {
-          // Right after a start the first health report is still out; a known problem is shown. A session change requeues every Service.
-          if (session.problem) await recorder.record(service, 'Warning', 'APINotConnected', `The load balancer waits for the Polycrate API connection: ${session.problem}`)
-          return
-        }
-        const plan = desiredLoadBalancer(service, nodes.cache.list() as NodeObject[], identity.clusterId)
-        for (const problem of plan.problems) await recorder.record(service, 'Warning', problem.reason, problem.message)
-        if (!plan.desired) return
-        if (!identity.organizationId) throw new Error('the Polycrate API did not tell the organization of the workspace; a load balancer needs it')
-        await guard.add(service, signal)
-
-        const desired = plan.desired
-        let instance: LoadbalancerInstance
-        try {
-          const [existing] = await findInstances(api, identity.workspaceId, uid, signal)
-          const update = (id: string) => api.loadBalancers.update(id, {name: desired.name, display_name: desired.display_name, ports: desired.ports, config: desired.config, consumer_meta: desired.consumer_meta}, {signal})
-          if (existing && loadBalancerUpToDate(existing, desired)) {
-            instance = existing
-          } else if (existing && loadBalancerUpToDate({...existing, config: desired.config}, desired)) {
-            // Only the backends changed (a node came, went or changed its address): upstream's node sync event.
-            instance = await update(existing.id)
-            logger.info('load balancer backends updated in the API', {service: key, apiId: instance.id})
-            await recorder.record(service, 'Normal', 'UpdatedLoadBalancer', 'Updated load balancer with new hosts')
-          } else {
-            await recorder.record(service, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer')
-            if (existing) {
-              instance = await update(existing.id)
-              logger.info('load balancer updated in the API', {service: key, apiId: instance.id})
-            } else {
-              // A 409 (the create raced another, or its answer was lost) reads the instance back instead.
-              const body: LoadbalancerInstanceCreateRequest = {...desired, workspace: identity.workspaceId, organization: identity.organizationId}
-              const result = await adoptOrCreate(api.loadBalancers, {lookup: {workspaces: identity.workspaceId}, matches: (candidate) => ownsInstance(candidate, uid), body, signal})
-              instance = result.created || loadBalancerUpToDate(result.object, desired) ? result.object : await update(result.object.id)
-              logger.info(result.created ? 'load balancer created in the API' : 'existing load balancer adopted', {service: key, apiId: instance.id})
-            }
-            await recorder.record(service, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer')
-          }
-        } catch (error) {
-          if (signal.aborted || !apiError(error)) throw error
-          await recorder.record(service, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${(error as Error).message}; retrying with backoff.`)
-          throw error
-        }
-        const ip = instance.ip_address ?? undefined
-        await writeIngress(service, ip, signal)
-        return ip ? undefined : {requeueAfterMs: IP_POLL_MS}
-      }, {resyncPeriodMs: config.api_sync.sync_interval_seconds * 1000}) // an instance changed or deleted on the API side is repaired
+      const reconciler = new LoadBalancerReconciler({
+        session, client: manager.client, services: services.cache, nodes: nodes.cache, scope, events: manager.recorder('cloud-load-balancer'),
+      })
+      // An instance changed or deleted on the API side is repaired at the resync.
+      const running = builder.complete((context) => reconciler.reconcile(context), {resyncPeriodMs: config.api_sync.sync_interval_seconds * 1000})
       return session.resyncing(running)
     },
   }

@@ -17,41 +17,24 @@
  * `polycrate_discovered=true`, the sync finalizer on new CRs while API sync is on, Warning Events for problems
  * (once per change), the stale sweep (`stale_cleanup_minutes`, `cleanup.*`) and echo suppression of its own writes.
  */
-import {API_VERSION, crdFullName, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
+import {crdFullName, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
 import type {Logger} from '../../lib/logger.js'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
-import type {EventRecorder} from '../../kube/events.js'
 import {validateOperatorConfig, type OperatorConfig} from '../config/operator-config.js'
-import {annotations, labels} from '../conventions.js'
 import type {Feature, StopReason} from '../runtime/feature.js'
 import {OWN, READ, type Permission} from '../permissions.js'
 import type {IndexFunction} from '../runtime/cache.js'
-import {objectKey} from '../runtime/cache.js'
 import {forEachLimit} from '../runtime/concurrency.js'
 import {WriteExpectations} from '../runtime/write-expectations.js'
-import type {ReconcileContext} from '../runtime/controller.js'
-import type {Informer, InformerRequest} from '../runtime/informer.js'
+import type {InformerRequest} from '../runtime/informer.js'
 import type {Manager} from '../runtime/manager.js'
 import {specMetadataOrDeletionChanged, type UpdatePredicate} from '../runtime/predicates.js'
-import {
-  planDiscovery,
-  sameRef,
-  upToDate,
-  type Action,
-  type CurrentObject,
-  type CurrentSource,
-  type DesiredObject,
-  type DesiredState,
-  type ObjectRef,
-  type SourceKnowledge,
-} from './plan.js'
+import {type DesiredState, type ObjectRef} from './plan.js'
+import {AppliedMemo, ReportedProblems, SeenDeletions} from './memory.js'
+import {DiscoveryReconciler, SourceView, TargetKeys, type TargetObject} from './reconciler.js'
 
-/** Writes one group's reconcile makes at once (a namespace may hold thousands of Ingresses). */
-const WRITE_CONCURRENCY = 8
 /** How long a reconcile waits for the cache to show this process' own write to a CR (then it goes on regardless). */
 const OWN_WRITE_WAIT_MS = 5000
-/** How long a source deletion seen by this process counts as "seen" (its CRs are deleted long before). */
-const SEEN_DELETED_TTL_MS = 60 * 60 * 1000
 const GROUP_INDEX = 'discovery-group'
 
 /** Read access to the source caches for the pure `desired` function (plain maps in unit tests). */
@@ -134,9 +117,7 @@ export interface DiscoveryDeclaration<Settings> {
   syncFinalizer?: string
 }
 
-type TargetObject = CustomObject<unknown, Record<string, unknown>>
-
-interface Settings<S> {
+export interface Settings<S> {
   own: S
   sync: boolean
   stale: {enabled: boolean; thresholdMinutes: number}
@@ -243,359 +224,48 @@ export function discoveryPermissions<S>(declaration: DiscoveryDeclaration<S>): P
 function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manager, settings: Settings<S>) {
   const sources = declaration.sources(settings.own)
   const targetResource: ResourceRef = {...crdResource(declaration.target), namespace: declaration.targetNamespace?.(manager.namespace)}
-  const targetLabels = {[labels.discovered]: 'true', ...declaration.targetLabels}
   const builder = manager.controller(declaration.name)
-  const informers = new Map<string, Informer<KubeObject>>()
-  const caches: SourceCaches = {
-    list: (id, namespace) => {
-      const cache = informers.get(id)?.cache
-      return !cache ? [] : namespace === undefined ? cache.list() : cache.listNamespace(namespace)
-    },
-    get: (id, key) => informers.get(id)?.cache.get(key),
-    byIndex: (id, index, value) => informers.get(id)?.cache.byIndex(index, value) ?? [],
-  }
-  const sourceOfKind = new Map(sources.map((source) => [source.kind, source]))
-
-  /** What this process last applied per CR key, and the cached resourceVersion it replaced. */
-  const applied = new Map<string, {json: string; wanted: DesiredObject & {finalizers?: string[]}; before: string | undefined}>()
-  /** CRs this process wrote whose new version the cache does not show yet: their group waits for it. */
-  const unseenWrites = new WriteExpectations(OWN_WRITE_WAIT_MS)
-  /** Sources whose deletion this process saw (`kind/namespace/name` → when). */
-  const seenDeleted = new Map<string, number>()
-  /** Problems last reported per source, so each change of a source's problems is one set of Events. */
-  const reported = new Map<string, string>()
-  const refKey = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`
-  /** A CR's cache key (`namespace/name`, as objectKey makes it). */
-  const crKey = (object: {namespace?: string; name: string}) => (object.namespace ? `${object.namespace}/${object.name}` : object.name)
-
-  // The CRs of this discovery are those with its labels. They are picked out here rather than with a label selector,
-  // so the informer is the one the kind's API sync watches too: one cache and one watch of each CR, not two.
-  const ours = (object: TargetObject) => Object.entries(targetLabels).every(([key, value]) => object.metadata.labels?.[key] === value)
+  const seenDeleted = new SeenDeletions()
+  const view = new SourceView(sources, seenDeleted)
+  const applied = new AppliedMemo()
+  const keys = new TargetKeys(declaration, applied)
   const groupIndex = `${GROUP_INDEX}:${declaration.name}`
-  const targetKeys = (object: TargetObject) => {
-    if (!ours(object)) return []
-    // Our own applies come back as events: no new pass for them.
-    const memo = applied.get(objectKey(object))
-    return memo && !object.metadata.deletionTimestamp && upToDate(toCurrent(object), memo.wanted) ? [] : [declaration.targetGroup(object)]
-  }
-  const targets = builder.watches<TargetObject>(
-    {resource: targetResource, kind: declaration.target.kind},
-    targetKeys,
-    {
-      onUpdate: specMetadataOrDeletionChanged,
-      indexes: {[groupIndex]: ((object: TargetObject) => (ours(object) ? [declaration.targetGroup(object)] : [])) as IndexFunction<TargetObject>},
-      // A CR taken over by another group: the group it left looks again (e.g. to release its source).
-      updateKeys: (old, object) => {
-        const before = ours(old) ? declaration.targetGroup(old) : undefined
-        const now = ours(object) ? declaration.targetGroup(object) : undefined
-        return before === undefined || before === now ? targetKeys(object) : [...targetKeys(object), before]
-      },
-    },
-  )
+  const targets = builder.watches<TargetObject>({resource: targetResource, kind: declaration.target.kind}, (object) => keys.of(object), {
+    onUpdate: specMetadataOrDeletionChanged,
+    indexes: {[groupIndex]: ((object: TargetObject) => keys.group(object)) as IndexFunction<TargetObject>},
+    updateKeys: (old, object) => keys.ofUpdate(old, object),
+  })
   for (const source of sources) {
-    informers.set(source.id, builder.watches(source.request, (object) => source.groupsOf(object, caches), {
+    view.add(source.id, builder.watches(source.request, (object) => source.groupsOf(object, view.caches), {
       onUpdate: source.onUpdate,
       indexes: source.indexes,
-      updateKeys: (old, object) => [...new Set([...source.groupsOf(object, caches), ...source.groupsOf(old, caches)])],
+      updateKeys: (old, object) => [...new Set([...source.groupsOf(object, view.caches), ...source.groupsOf(old, view.caches)])],
     }))
   }
-
-  const toCurrent = (object: TargetObject): CurrentObject => ({
-    name: object.metadata.name,
-    namespace: object.metadata.namespace,
-    resourceVersion: object.metadata.resourceVersion,
-    labels: object.metadata.labels ?? {},
-    annotations: object.metadata.annotations ?? {},
-    ownerUids: (object.metadata.ownerReferences ?? []).map((owner) => owner.uid),
-    finalizers: object.metadata.finalizers ?? [],
-    deleting: Boolean(object.metadata.deletionTimestamp),
-    spec: object.spec,
-    status: object.status,
-    source: declaration.targetSource(object),
+  const reconciler = new DiscoveryReconciler({
+    declaration, settings, client: manager.client, namespace: manager.namespace, clock: () => manager.clock(),
+    sources: view, targets: targets.cache, groupIndex, targetResource, keys, applied, seenDeleted,
+    unseenWrites: new WriteExpectations(OWN_WRITE_WAIT_MS), reported: new ReportedProblems(),
+    events: manager.recorder(declaration.name), enqueue: (group) => running.enqueue(group),
   })
-  const cachedSource = (ref: ObjectRef): KubeObject | undefined => {
-    const source = sourceOfKind.get(ref.kind)
-    return source ? caches.get(source.id, ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name) : undefined
-  }
-  const sourceState = (ref: ObjectRef): CurrentSource | undefined => {
-    const object = cachedSource(ref)
-    const metadata = object?.metadata as {finalizers?: string[]; deletionTimestamp?: string; resourceVersion?: string} | undefined
-    return metadata ? {ref, resourceVersion: metadata.resourceVersion, finalizers: metadata.finalizers ?? [], deleting: Boolean(metadata.deletionTimestamp)} : undefined
-  }
-  const sourceKnowledge = (ref: ObjectRef): SourceKnowledge => {
-    if (cachedSource(ref)) return 'present'
-    return seenDeleted.has(refKey(ref)) ? 'deleted' : 'unknown'
-  }
-  /** What Events and patches need of a source: its live identity where cached. */
-  const sourceObject = (ref: ObjectRef): KubeObject => {
-    const cached = cachedSource(ref)
-    return {
-      apiVersion: ref.apiVersion ?? sourceOfKind.get(ref.kind)?.apiVersion,
-      kind: ref.kind,
-      metadata: {name: ref.name, namespace: ref.namespace, uid: cached?.metadata?.uid ?? ref.uid, resourceVersion: cached?.metadata?.resourceVersion},
-    }
-  }
-  const sourceResource = (ref: ObjectRef): ResourceRef => {
-    const source = sourceOfKind.get(ref.kind)
-    if (!source) throw new Error(`no source of kind ${ref.kind}`)
-    return {...source.request.resource, namespace: ref.namespace, name: ref.name}
-  }
-  const targetObject = (target: CurrentObject): KubeObject => ({
-    apiVersion: API_VERSION,
-    kind: declaration.target.kind,
-    metadata: {name: target.name, namespace: target.namespace},
-  })
-
-  const reconcile = async ({key: group, logger, signal}: ReconcileContext) => {
-    for (const object of targets.cache.byIndex(groupIndex, group)) {
-      if (unseenWrites.behind(objectKey(object), object.metadata.resourceVersion)) return {requeueAfterMs: 50}
-    }
-    const now = manager.clock()
-    const loaded = declaration.load ? await declaration.load(group, caches, {client: manager.client, signal}) : undefined
-    const found = declaration.desired(group, caches, settings.own, {namespace: manager.namespace, now, loaded})
-    const desired = declaration.targetLabels
-      ? {...found, objects: found.objects.map((object) => ({...object, labels: {...object.labels, ...declaration.targetLabels}}))}
-      : found
-    await reportProblems(running.recorder, desired, reported, sourceObject)
-    const wanted = new Set(desired.objects.map(crKey))
-    const current: CurrentObject[] = []
-    for (const object of targets.cache.byIndex(groupIndex, group)) {
-      const takenOver = !wanted.has(objectKey(object)) && !object.metadata.deletionTimestamp
-        ? declaration.claimedElsewhere?.(object, caches, settings.own)
-        : undefined
-      if (takenOver !== undefined && takenOver !== group) running.enqueue(takenOver)
-      else current.push(toCurrent(object))
-    }
-    const plan = planDiscovery({
-      desired,
-      current,
-      sourceState,
-      sourceKnowledge,
-      sourceFinalizer: (kind) => sourceOfKind.get(kind)?.finalizer,
-      syncFinalizer: declaration.syncFinalizer ? {name: declaration.syncFinalizer, enabled: settings.sync} : undefined,
-      stale: {enabled: settings.stale.enabled, thresholdMs: settings.stale.thresholdMinutes * 60_000},
-      now,
-      alreadyApplied: (object, current) => {
-        const memo = applied.get(crKey(object))
-        return memo !== undefined && memo.json === JSON.stringify(object) && memo.before === current?.resourceVersion
-      },
-    })
-    const failures = await execute(plan.actions, {
-      client: manager.client,
-      signal,
-      declaration,
-      targetResource,
-      sourceResource,
-      onApplied: (object, before) => applied.set(crKey(object), {json: JSON.stringify(object), wanted: object, before}),
-      onWritten: (object, before, after) => {
-        unseenWrites.written(crKey(object), before, after)
-      },
-      currentVersion: (object) => {
-        const cached = targets.cache.get(crKey(object))
-        return cached && ours(cached) ? cached.metadata.resourceVersion : undefined
-      },
-      logger,
-    })
-    for (const failure of failures) {
-      const about = failure.source ? sourceObject(failure.source) : failure.target ? targetObject(failure.target) : undefined
-      if (about) await running.recorder.record(about, 'Warning', 'DiscoveryFailed', failure.message)
-    }
-    if (failures.length > 0) {
-      // Every other action of this group ran; the key is retried with backoff (or soon, for conflicts).
-      const conflict = failures.every((failure) => failure.error instanceof KubeApiError && failure.error.status === 409)
-      if (conflict) throw failures[0]!.error
-      throw new Error(`${failures.length} of ${plan.actions.length} discovery writes failed: ${failures.map((failure) => failure.message).join('; ')}`)
-    }
-    return plan.requeueAfterMs !== undefined ? {requeueAfterMs: plan.requeueAfterMs} : undefined
-  }
 
   // A group is small (one source, or one Node): its reconcile mostly waits on the apiserver, so the I/O-bound
   // worker count applies, as for the API syncs.
-  const running = builder.complete(reconcile, {resyncPeriodMs: settings.sweepMinutes * 60_000, maxConcurrentReconciles: manager.maxConcurrentSyncs})
+  const running = builder.complete((context) => reconciler.reconcile(context), {resyncPeriodMs: settings.sweepMinutes * 60_000, maxConcurrentReconciles: manager.maxConcurrentSyncs})
   // Deletions this process sees: the CRs of a deleted source go at once (not after the orphan threshold); a
   // deleted CR is forgotten and its group reconciled (it may have to come back).
   const unsubscribe = [
-    ...sources.map((source) => informers.get(source.id)!.addHandler({
-      onDelete: (object) => {
-        const now = Date.now()
-        for (const [key, at] of seenDeleted) if (now - at > SEEN_DELETED_TTL_MS) seenDeleted.delete(key)
-        const ref = {kind: source.kind, namespace: object.metadata?.namespace, name: object.metadata?.name ?? ''}
-        seenDeleted.set(refKey(ref), now)
-        reported.delete(refKey(ref))
-      },
-    })),
-    targets.addHandler({
-      onDelete: (object) => {
-        if (!ours(object)) return
-        applied.delete(objectKey(object))
-        unseenWrites.forget(objectKey(object))
-        running.enqueue(declaration.targetGroup(object))
-      },
-    }),
+    ...sources.map((source) => view.informer(source.id).addHandler({onDelete: (object) => reconciler.sourceDeleted(source, object)})),
+    targets.addHandler({onDelete: (object) => reconciler.targetDeleted(object)}),
   ]
   return {
     async stop(why?: StopReason) {
       const release = why?.kind === 'disabled' || why?.kind === 'missing-crds'
       // Taken before the caches go; released after the workers stopped, so none puts one back.
-      const held = !release ? [] : sources.filter((source) => source.finalizer).flatMap((source) =>
-        (informers.get(source.id)?.cache.list() ?? [])
-          .filter((object) => ((object.metadata?.finalizers ?? []) as string[]).includes(source.finalizer!))
-          .map((object) => ({source, ref: {...source.request.resource, namespace: object.metadata?.namespace, name: object.metadata!.name!}})))
+      const held = release ? view.heldFinalizers() : []
       for (const off of unsubscribe) off()
       await running.stop()
       if (release) await releaseSourceFinalizers(manager, declaration.name, held, why, running.logger)
     },
-  }
-}
-
-/** Problems → Events on their source, once per change of that source's set of problems. */
-async function reportProblems(
-  recorder: EventRecorder,
-  desired: DesiredState,
-  reported: Map<string, string>,
-  sourceObject: (ref: ObjectRef) => KubeObject,
-): Promise<void> {
-  for (const decision of desired.sources) {
-    const problems = desired.problems.filter((problem) => sameRef(problem.source, decision.ref))
-    const key = `${decision.ref.kind}/${decision.ref.namespace ?? ''}/${decision.ref.name}`
-    const fingerprint = JSON.stringify(problems.map(({type, reason, message}) => [type, reason, message]))
-    if ((reported.get(key) ?? '[]') === fingerprint) continue
-    reported.set(key, fingerprint)
-    for (const problem of problems) await recorder.record(sourceObject(problem.source), problem.type ?? 'Warning', problem.reason, problem.message)
-  }
-}
-
-interface Failure {
-  error: unknown
-  message: string
-  source?: ObjectRef
-  target?: CurrentObject
-}
-
-interface ExecuteContext<S> {
-  client: KubeClient
-  signal: AbortSignal
-  declaration: DiscoveryDeclaration<S>
-  targetResource: ResourceRef
-  sourceResource(ref: ObjectRef): ResourceRef
-  onApplied(object: DesiredObject & {finalizers?: string[]}, before: string | undefined): void
-  /** A write to a CR: the resourceVersion the cache showed before it, and the one it made. */
-  onWritten(object: {namespace?: string; name: string}, before: string | undefined, after: string | undefined): void
-  currentVersion(object: {namespace?: string; name: string}): string | undefined
-  logger: ReconcileContext['logger']
-}
-
-/** Runs the plan: source finalizers first, then CR writes, then releases; each action on its own. */
-async function execute<S>(actions: readonly Action[], context: ExecuteContext<S>): Promise<Failure[]> {
-  const {client, signal, declaration, logger} = context
-  const failures: Failure[] = []
-  const kind = declaration.target.kind
-  const target = (object: {namespace?: string; name: string}, subresource?: string): ResourceRef =>
-    ({...context.targetResource, namespace: object.namespace, name: object.name, subresource})
-  // Source finalizers before any CR exists; a CR before its status; releases last.
-  const phases: Array<Action['type'][]> = [
-    ['addSourceFinalizer'],
-    ['apply', 'delete', 'markOrphan', 'clearOrphanMark', 'releaseSyncFinalizer', 'migrateSource'],
-    ['applyStatus', 'removeSourceFinalizer'],
-  ]
-  for (const phase of phases) {
-    await forEachLimit(actions.filter((action) => phase.includes(action.type)), WRITE_CONCURRENCY, async (action) => {
-      if (signal.aborted) return
-      try {
-        await run(action)
-      } catch (error) {
-        if (signal.aborted) return
-        if (error instanceof KubeApiError && error.status === 404 && (action.type === 'delete' || action.type === 'releaseSyncFinalizer')) return
-        failures.push(describeFailure(action, error, kind))
-      }
-    })
-  }
-  return failures
-
-  async function run(action: Action): Promise<void> {
-    switch (action.type) {
-      case 'addSourceFinalizer':
-      case 'removeSourceFinalizer': {
-        const list = action.type === 'addSourceFinalizer'
-          ? [...action.source.finalizers, action.finalizer]
-          : action.source.finalizers.filter((finalizer) => finalizer !== action.finalizer)
-        await client.mergePatch(context.sourceResource(action.source.ref), {metadata: {finalizers: list, resourceVersion: action.source.resourceVersion}}, {signal})
-        if (action.type === 'removeSourceFinalizer') logger.info('source released', {source: describeRef(action.source.ref)})
-        return
-      }
-      case 'apply': {
-        const {object} = action
-        const before = context.currentVersion(object)
-        const written = await client.apply(target(object), {
-          apiVersion: API_VERSION,
-          kind,
-          metadata: {
-            name: object.name,
-            ...(object.namespace ? {namespace: object.namespace} : {}),
-            labels: object.labels,
-            ...(object.annotations ? {annotations: object.annotations} : {}),
-            ...(object.ownerReferences ? {ownerReferences: object.ownerReferences} : {}),
-            ...(object.finalizers ? {finalizers: object.finalizers} : {}),
-          },
-          spec: object.spec,
-        }, {signal})
-        context.onApplied(object, before)
-        context.onWritten(object, before, written.metadata?.resourceVersion)
-        logger.info(`${kind} applied`, {name: object.name, source: describeRef(object.source)})
-        return
-      }
-      case 'applyStatus': {
-        const before = context.currentVersion(action.object)
-        const written = await client.apply(target(action.object, 'status'), {
-          apiVersion: API_VERSION,
-          kind,
-          metadata: {name: action.object.name, ...(action.object.namespace ? {namespace: action.object.namespace} : {})},
-          status: action.object.status,
-        }, {signal})
-        context.onWritten(action.object, before, written.metadata?.resourceVersion)
-        return
-      }
-      case 'delete':
-        await client.delete(target(action.target), {signal})
-        logger.info(`${kind} deleted: ${action.why}`, {name: action.target.name})
-        return
-      case 'markOrphan':
-      case 'clearOrphanMark':
-        await client.mergePatch(target(action.target), {metadata: {annotations: {[annotations.orphanedSince]: action.type === 'markOrphan' ? action.since : null}}}, {signal})
-        if (action.type === 'markOrphan') logger.info(`${kind} orphaned: its source is gone; deleted after cleanup.stale_threshold_minutes`, {name: action.target.name})
-        return
-      case 'releaseSyncFinalizer':
-        await client.mergePatch(target(action.target), {
-          metadata: {finalizers: action.target.finalizers.filter((finalizer) => finalizer !== declaration.syncFinalizer), resourceVersion: action.target.resourceVersion},
-        }, {signal})
-        logger.info(`${kind} released: API sync is off, so nothing is deleted from the Polycrate API`, {name: action.target.name})
-        return
-      case 'migrateSource':
-        await client.mergePatch(context.sourceResource(action.source), action.patch, {signal})
-        logger.info(action.description, {source: describeRef(action.source)})
-    }
-  }
-}
-
-function describeRef(ref: ObjectRef): string {
-  return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`
-}
-
-function describeFailure(action: Action, error: unknown, kind: string): Failure {
-  const why = error instanceof Error ? error.message : String(error)
-  switch (action.type) {
-    case 'apply':
-    case 'applyStatus':
-      return {error, source: action.object.source, message: `Could not write ${kind} ${action.object.name} for this ${action.object.source.kind}: ${why}`}
-    case 'delete':
-    case 'markOrphan':
-    case 'clearOrphanMark':
-    case 'releaseSyncFinalizer':
-      return {error, target: action.target, message: `Could not update or delete ${kind} ${action.target.name}: ${why}`}
-    case 'addSourceFinalizer':
-    case 'removeSourceFinalizer':
-      return {error, source: action.source.ref, message: `Could not ${action.type === 'addSourceFinalizer' ? 'add' : 'remove'} the finalizer ${action.finalizer}: ${why}`}
-    case 'migrateSource':
-      return {error, source: action.source, message: `Could not ${action.description}: ${why}`}
   }
 }

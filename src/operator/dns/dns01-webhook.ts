@@ -200,20 +200,9 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
   const discoveryPath = `/apis/${groupName}/v1alpha1`
   const solverPath = `${discoveryPath}/${solverName}`
 
-  let auth: FrontProxyAuth | undefined
-  let authTriedAt = 0
-  const frontProxyAuth = async () => {
-    if (!auth && Date.now() - authTriedAt >= AUTH_RETRY_MS) {
-      authTriedAt = Date.now()
-      auth = await options.loadAuth().catch((error: unknown) => {
-        logger.warn('front-proxy CA could not be read', {error: (error as Error).message})
-        return undefined
-      })
-      if (!auth) logger.warn(`front-proxy CA not found in ConfigMap ${EXTENSION_APISERVER_AUTHENTICATION.namespace}/${EXTENSION_APISERVER_AUTHENTICATION.name}: every call is refused until it can be read`)
-    }
-    return auth
-  }
-  await frontProxyAuth()
+  const authLoader = new FrontProxyAuthLoader(options.loadAuth, logger)
+  const frontProxyAuth = () => authLoader.get()
+  const auth = await frontProxyAuth()
 
   const handle = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/healthz') {
@@ -224,12 +213,7 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
     if (!who.ok) throw new WebhookFailure(who.status, who.reason)
     if (path === discoveryPath) {
       if (!allowMethods(req, res, ['GET'])) return
-      return sendJson(res, 200, {
-        kind: 'APIResourceList',
-        apiVersion: 'v1',
-        groupVersion: `${groupName}/v1alpha1`,
-        resources: [{name: solverName, singularName: solverName, namespaced: false, kind: 'ChallengePayload', verbs: ['create']}],
-      })
+      return sendJson(res, 200, solverResourceList(groupName, solverName))
     }
     if (path !== solverPath) throw new WebhookFailure(404, `no such resource: ${path} (the solver is POST ${solverPath})`)
     if (!allowMethods(req, res, ['POST'])) return
@@ -240,36 +224,10 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
     const challenge = parsed.value
     const result = await locks.run(challenge.fqdn, () => solve(challenge))
     logger.info(`DNS01 ${challenge.action}`, {fqdn: challenge.fqdn, dnsName: challenge.request.dnsName, user: who.name, remoteUser: req.headers['x-remote-user'], success: result.success, ...(result.message ? {message: result.message} : {}), ms: result.ms})
-    sendJson(res, 201, {
-      apiVersion: `${groupName}/v1alpha1`,
-      kind: 'ChallengePayload',
-      request: challenge.request,
-      response: {uid: challenge.request.uid ?? '', success: result.success, ...(result.message ? {status: {metadata: {}, status: 'Failure', message: result.message}} : {})},
-    })
+    sendJson(res, 201, challengeAnswer(groupName, challenge, result))
   }
 
-  const solve = async (challenge: Challenge): Promise<{success: boolean; message?: string; ms: number}> => {
-    const started = performance.now()
-    const ms = () => Math.round((performance.now() - started) * 100) / 100
-    try {
-      const dns = new DnsApi(apiClient(options.session), 'dns01', metrics)
-      const zone = await dns.resolve(challenge.fqdn, stopping.signal)
-      if (!zone) {
-        if (challenge.action === 'CleanUp') return {success: true, ms: ms()}
-        return {success: false, message: `no DNS zone for "${challenge.fqdn}" in the scope of the agent token: the Polycrate API resolves an internal zone first, else the primary external zone; add the zone in Polycrate or use a token of its organization`, ms: ms()}
-      }
-      const mine = (await dns.records(zone, 'TXT', stopping.signal)).filter((record) => record.fqdn === challenge.fqdn && txtValue(record.target) === challenge.key)
-      if (challenge.action === 'Present') {
-        if (mine.length === 0) await dns.create(zone, challenge.fqdn, 'TXT', txtContent(challenge.key), CHALLENGE_TTL, stopping.signal)
-      } else {
-        for (const record of mine) await dns.delete(record, stopping.signal)
-      }
-      return {success: true, ms: ms()}
-    } catch (error) {
-      const failure = error instanceof WebhookFailure ? error : new WebhookFailure(500, (error as Error).message)
-      return {success: false, message: `${challenge.action} of the TXT record ${challenge.fqdn} failed: ${failure.message}`, ms: ms()}
-    }
-  }
+  const solve = (challenge: Challenge) => solveChallenge(() => new DnsApi(apiClient(options.session), 'dns01', metrics), challenge, stopping.signal)
 
   const server = await startHttpServer({
     name: 'DNS01 webhook',
@@ -291,6 +249,70 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
       stopping.abort()
       await server.close()
     },
+  }
+}
+
+/** The front-proxy CA and names, read once it can be (a failed read is tried again after AUTH_RETRY_MS). */
+export class FrontProxyAuthLoader {
+  private auth: FrontProxyAuth | undefined
+  private triedAt = 0
+
+  constructor(private readonly load: () => Promise<FrontProxyAuth | undefined>, private readonly logger: Pick<Logger, 'warn'>, private readonly clock: () => number = Date.now) {}
+
+  async get(): Promise<FrontProxyAuth | undefined> {
+    if (!this.auth && this.clock() - this.triedAt >= AUTH_RETRY_MS) {
+      this.triedAt = this.clock()
+      this.auth = await this.load().catch((error: unknown) => {
+        this.logger.warn('front-proxy CA could not be read', {error: (error as Error).message})
+        return undefined
+      })
+      if (!this.auth) this.logger.warn(`front-proxy CA not found in ConfigMap ${EXTENSION_APISERVER_AUTHENTICATION.namespace}/${EXTENSION_APISERVER_AUTHENTICATION.name}: every call is refused until it can be read`)
+    }
+    return this.auth
+  }
+}
+
+/** The solver's API discovery document (pure). */
+export function solverResourceList(groupName: string, solverName: string): Record<string, unknown> {
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: `${groupName}/v1alpha1`,
+    resources: [{name: solverName, singularName: solverName, namespaced: false, kind: 'ChallengePayload', verbs: ['create']}],
+  }
+}
+
+/** The ChallengePayload answer to cert-manager (pure). */
+export function challengeAnswer(groupName: string, challenge: Challenge, result: {success: boolean; message?: string}): Record<string, unknown> {
+  return {
+    apiVersion: `${groupName}/v1alpha1`,
+    kind: 'ChallengePayload',
+    request: challenge.request,
+    response: {uid: challenge.request.uid ?? '', success: result.success, ...(result.message ? {status: {metadata: {}, status: 'Failure', message: result.message}} : {})},
+  }
+}
+
+/** Presents or cleans up one challenge's TXT record; never throws (a failure is `success: false` with a message). */
+export async function solveChallenge(dnsApi: () => DnsApi, challenge: Challenge, signal: AbortSignal): Promise<{success: boolean; message?: string; ms: number}> {
+  const started = performance.now()
+  const ms = () => Math.round((performance.now() - started) * 100) / 100
+  try {
+    const dns = dnsApi()
+    const zone = await dns.resolve(challenge.fqdn, signal)
+    if (!zone) {
+      if (challenge.action === 'CleanUp') return {success: true, ms: ms()}
+      return {success: false, message: `no DNS zone for "${challenge.fqdn}" in the scope of the agent token: the Polycrate API resolves an internal zone first, else the primary external zone; add the zone in Polycrate or use a token of its organization`, ms: ms()}
+    }
+    const mine = (await dns.records(zone, 'TXT', signal)).filter((record) => record.fqdn === challenge.fqdn && txtValue(record.target) === challenge.key)
+    if (challenge.action === 'Present') {
+      if (mine.length === 0) await dns.create(zone, challenge.fqdn, 'TXT', txtContent(challenge.key), CHALLENGE_TTL, signal)
+    } else {
+      for (const record of mine) await dns.delete(record, signal)
+    }
+    return {success: true, ms: ms()}
+  } catch (error) {
+    const failure = error instanceof WebhookFailure ? error : new WebhookFailure(500, (error as Error).message)
+    return {success: false, message: `${challenge.action} of the TXT record ${challenge.fqdn} failed: ${failure.message}`, ms: ms()}
   }
 }
 

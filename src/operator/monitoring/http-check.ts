@@ -86,38 +86,44 @@ async function resolve(host: string, signal: AbortSignal): Promise<{ip: string; 
   return {ip: address, ms: performance.now() - started}
 }
 
+/** The options of one hop's request (pure): to the resolved `ip`, with the URL's host, SNI and the plan's headers. */
+export function hopRequestOptions(url: URL, plan: HttpPlan, method: string, ip: string, signal: AbortSignal, options: ProbeOptions): https.RequestOptions {
+  const hostname = url.hostname.replace(/^\[|\]$/g, '')
+  const tls = url.protocol === 'https:'
+  const headers: Record<string, string> = {
+    host: url.host,
+    'user-agent': plan.userAgent,
+    accept: '*/*',
+    ...(plan.referer ? {referer: plan.referer} : {}),
+  }
+  return {
+    host: ip,
+    port: Number(url.port || (tls ? 443 : 80)),
+    path: `${url.pathname}${url.search}`,
+    method,
+    headers,
+    agent: false,
+    signal,
+    ...(tls ? {
+      rejectUnauthorized: false,
+      ...(isIP(hostname) ? {} : {servername: hostname}),
+      ...(options.ca ? {ca: options.ca} : {}),
+    } : {}),
+  }
+}
+
 function requestHop(url: URL, plan: HttpPlan, method: string, signal: AbortSignal, options: ProbeOptions, onTls: (tls: TlsInfo) => void): Promise<Hop> {
   return (async () => {
     const hostname = url.hostname.replace(/^\[|\]$/g, '')
     const {ip, ms: dnsMs} = await resolve(hostname, signal)
     const tls = url.protocol === 'https:'
-    const port = Number(url.port || (tls ? 443 : 80))
     return new Promise<Hop>((resolvePromise, reject) => {
       const started = performance.now()
       let connectedAt = started
       let tlsAt = started
       let firstByteAt = started
       let tlsSeen: TlsInfo | undefined
-      const headers: Record<string, string> = {
-        host: url.host,
-        'user-agent': plan.userAgent,
-        accept: '*/*',
-        ...(plan.referer ? {referer: plan.referer} : {}),
-      }
-      const requestOptions: https.RequestOptions = {
-        host: ip,
-        port,
-        path: `${url.pathname}${url.search}`,
-        method,
-        headers,
-        agent: false,
-        signal,
-        ...(tls ? {
-          rejectUnauthorized: false,
-          ...(isIP(hostname) ? {} : {servername: hostname}),
-          ...(options.ca ? {ca: options.ca} : {}),
-        } : {}),
-      }
+      const requestOptions = hopRequestOptions(url, plan, method, ip, signal, options)
       const req = (tls ? https : http).request(requestOptions)
       req.on('socket', (socket) => {
         socket.once('connect', () => { connectedAt = performance.now() })

@@ -20,35 +20,18 @@
  *   (links, the existence check) run while its finalizer patch is in flight.
  * Every API and kube call takes the reconcile's AbortSignal (shutdown, lost leadership).
  */
-import {
-  ApiAuthError,
-  ApiContractError,
-  ApiError,
-  ApiNetworkError,
-  ApiNotFoundError,
-  ApiValidationError,
-  adoptOrCreate,
-  type Filters,
-  type PolycrateApiClient,
-  type Resource,
-} from '../../api/index.js'
-import {API_VERSION, crdFullName, crdResource, syncStatusFields, type CrdDefinition, type CustomObject, type StatusStyle} from '../../crds/define.js'
-import type {Condition} from '../../crds/schema.js'
+import type {Filters, PolycrateApiClient, Resource} from '../../api/index.js'
+import {crdFullName, crdResource, type CrdDefinition, type CustomObject} from '../../crds/define.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
 import type {OperatorConfig} from '../config/operator-config.js'
-import {setCondition} from '../config/operator-config.js'
-import {conditionTypes} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
 import {ObjectCache} from '../runtime/cache.js'
-import {Finalizer} from '../runtime/finalizer.js'
-import type {ReconcileContext, ReconcileResult} from '../runtime/controller.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
-import {KubeApiError} from '../../kube/client.js'
-import {configHash} from './hash.js'
-import {InventoryKeys} from './inventory-keys.js'
+import {InventoryLoader} from './inventory-loader.js'
+import {SyncReconciler} from './reconciler.js'
 
-type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
+export type SyncObject<Spec> = CustomObject<Spec, Record<string, unknown>>
 /** The cache of the declaration's `related` CRs (empty without one). */
 export type RelatedCache = ObjectCache<CustomObject<Record<string, unknown>, Record<string, unknown>>>
 interface ApiObject {
@@ -111,52 +94,7 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
   extraStatus?(links: Links): Record<string, unknown>
 }
 
-export interface SyncState {
-  phase: 'Pending' | 'Synced' | 'Error'
-  syncStatus: 'pending' | 'synced' | 'error'
-  reason: string
-  message: string
-}
-
-/**
- * The status patch after a sync attempt (pure): only the fields sync owns, spelled in the kind's style; values it
- * does not know now are kept from `previous`; `lastTransitionTime` moves only when the condition flips.
- */
-export function syncStatusPatch(
-  style: StatusStyle,
-  previous: Record<string, unknown> | undefined,
-  generation: number | undefined,
-  state: SyncState,
-  synced: {apiId?: string; configHash?: string; at?: string; extra?: Record<string, unknown>},
-  now: string,
-): Record<string, unknown> {
-  const f = syncStatusFields(style)
-  const ok = state.phase === 'Synced'
-  return {
-    phase: state.phase,
-    [f.syncStatus]: state.syncStatus,
-    [f.apiId]: synced.apiId ?? previous?.[f.apiId],
-    [f.configHash]: synced.configHash ?? previous?.[f.configHash],
-    [f.lastSyncedAt]: synced.at ?? previous?.[f.lastSyncedAt],
-    [f.observedGeneration]: generation,
-    message: ok ? null : state.message,
-    ...synced.extra,
-    conditions: setCondition(previous?.conditions as Condition[] | undefined, {
-      type: conditionTypes.synced, status: ok ? 'True' : 'False', reason: state.reason, message: state.message, observedGeneration: generation,
-    }, now),
-  }
-}
-
-/** Whether applying `patch` would change nothing (null = absent). */
-export function statusUnchanged(previous: Record<string, unknown> | undefined, patch: Record<string, unknown>): boolean {
-  const clean = (value: unknown) => JSON.stringify(value ?? null)
-  return Object.entries(patch).every(([key, value]) => clean(previous?.[key]) === clean(value))
-}
-
-/** The API refuses the object as it is: retrying does not help, a spec change may. */
-export function isTerminal(error: unknown): boolean {
-  return error instanceof ApiValidationError || (error instanceof ApiAuthError && error.forbidden) || error instanceof ApiContractError
-}
+export {createDelayMs, failureReason, isTerminal, missingFromInventory, statusUnchanged, syncStatusPatch, type SyncState} from './status.js'
 
 export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>(
   session: ApiSession,
@@ -175,10 +113,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
     ],
     settings: (config) => ({api: config.api_sync.api_url, interval: config.api_sync.sync_interval_seconds}),
     start(manager, config) {
-      const {crd, finalizer, noun} = declaration
-      const style = crd.statusStyle ?? 'snake'
-      const f = syncStatusFields(style)
-      const client = manager.client
+      const {crd} = declaration
       const stopping = new AbortController()
       const builder = manager.controller(declaration.name)
       const objects = builder.for<SyncObject<Spec>>({resource, kind: crd.kind}, {onUpdate: specMetadataOrDeletionChanged})
@@ -190,192 +125,30 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
           relatedDeclaration.changed ? {onUpdate: (old, next) => relatedDeclaration.changed!(old, next)} : {},
         ).cache
         : new ObjectCache()
-
-      const refOf = (object: SyncObject<Spec>, subresource?: string) => ({...resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource})
-      const writeStatus = async (object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal) => {
-        if (statusUnchanged(object.status, patch)) return
-        await client.mergePatch(refOf(object, 'status'), {apiVersion: API_VERSION, kind: crd.kind, status: patch}, {signal})
-      }
-      const guard = new Finalizer<SyncObject<Spec>>({client, name: finalizer, refOf: (object) => refOf(object), crd: crdFullName(crd)})
-      const status = (object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}) =>
-        syncStatusPatch(style, object.status, object.metadata.generation, state, synced, new Date().toISOString())
-
-      const exists = async (api: Resource<Api, Body>, id: string, signal: AbortSignal) => {
-        try {
-          return !(await api.get(id, {signal})).is_deleted
-        } catch (error) {
-          if (error instanceof ApiNotFoundError || (error instanceof ApiError && error.status === 404)) return false
-          throw error
-        }
-      }
-
       // Natural keys of the API objects (one listing, refreshed by the inventory check): adopt-or-create skips its
       // lookup for keys absent there. Replaced when the session changes (another workspace or cluster).
-      let keys = new InventoryKeys()
-      let keysLoading = false
-      let keysFailedAt = 0
-      const listInventory = async (api: PolycrateApiClient, identity: ApiIdentity): Promise<Set<string>> => {
-        const into = keys
-        const token = into.begin()
-        const ids = new Set<string>()
-        const listed: string[] = []
-        for await (const item of declaration.api(api).list(declaration.inventory(identity), {signal: stopping.signal})) {
-          ids.add(item.id)
-          if (declaration.naturalKey && !item.is_deleted) listed.push(declaration.naturalKey.object(item))
-        }
-        into.complete(token, listed)
-        return ids
-      }
-      /** Starts the first listing in the background; until it completes, lookups go to the API as before. */
-      const loadKeys = (api: PolycrateApiClient, identity: ApiIdentity, logger: ReconcileContext['logger']) => {
-        if (keys.loaded || keysLoading || Date.now() - keysFailedAt < 10_000) return
-        keysLoading = true
-        listInventory(api, identity).then(
-          () => logger.debug(`inventory listing loaded for adopt-or-create`, {keys: keys.size}),
-          (error: Error) => {
-            keysFailedAt = Date.now()
-            logger.debug('inventory listing failed; lookups go to the API', {error: error.message})
-          },
-        ).finally(() => {
-          keysLoading = false
-        })
-      }
-
-      const reconcile = async ({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> => {
-        const object = objects.cache.get(key)
-        if (!object) return
-        const api = session.client
-        const identity = session.identity
-        const apiId = object.status?.[f.apiId] as string | undefined
-
-        const deleted = await guard.finalize(object, signal, {
-          // Its CRD is being deleted: not a user deleting the object. The API object stays, to be adopted by its
-          // natural key when the CRD is back and the CR is made again.
-          kept: () => logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId}),
-          cleanup: async () => {
-            if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${session.problem ?? 'not connected'}`)
-            if (!apiId) return
-            const outcome = declaration.remove ? await declaration.remove(api, apiId, object, signal) : await declaration.api(api).delete(apiId, {signal})
-            logger.info(`${noun} deleted from the API`, {apiId, outcome})
-          },
-        })
-        if (deleted) return
-        if (!api || !identity) {
-          // Right after a start the first health report is still out: nothing to tell yet, and a restart must not
-          // flip every object to Pending and back. A known problem (no token, rejected, unreachable) is shown.
-          if (session.problem) {
-            await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'APINotConnected', message: `Waiting for the Polycrate API connection: ${session.problem}`}), signal)
-          }
-          return // a change of the session requeues every object
-        }
-        if (declaration.requiresCluster && !identity.clusterId) {
-          const message = `The Polycrate API has no cluster for this workspace yet, and a ${noun} belongs to one: set local_cluster.enabled (and cluster_name) in the OperatorConfig.`
-          await writeStatus(object, status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
-          return
-        }
-        const settle = !apiId && declaration.createAfterMs ? declaration.createAfterMs(object) - (Date.now() - Date.parse(object.metadata.creationTimestamp ?? '')) : 0
-        if (settle > 0) return {requeueAfterMs: settle}
-        const resourceApi = declaration.api(api)
-        // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
-        const reads = Promise.all([
-          declaration.links ? declaration.links(object, api, identity, signal, related) : (undefined as Links),
-          apiId ? exists(resourceApi, apiId, signal) : true,
-        ])
-        reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
-        // The finalizer is on before the API object exists, so the CR can never go without deleting it.
-        await guard.add(object, signal)
-
-        try {
-          const [links, stillExists] = await reads
-          const payload = declaration.payload(object, {identity, links})
-          const hash = configHash(payload)
-          let id = apiId
-          if (id && !stillExists) {
-            logger.info(`${noun} was deleted on the API side; recreating it`, {apiId: id})
-            await manager.recorder(declaration.name).record(object, 'Normal', 'Recreated', `The ${noun} ${id} was deleted in the Polycrate API; it is created again.`)
-            id = undefined
-          }
-          let wrote = false
-          let createdNow = false
-          if (!id) {
-            const naturalKey = declaration.naturalKey?.body(payload)
-            const skipLookup = naturalKey !== undefined && keys.absent(naturalKey)
-            if (naturalKey !== undefined) {
-              keys.add(naturalKey) // before the create: from now on it may exist, whatever the answer
-              loadKeys(api, identity, logger)
-            }
-            const {object: found, created} = await adoptOrCreate(resourceApi, {
-              lookup: declaration.lookup(payload, identity),
-              body: payload,
-              matches: declaration.matches ? (candidate) => declaration.matches!(candidate, payload) : undefined,
-              signal,
-              skipLookup,
-            })
-            id = found.id
-            createdNow = created
-            if (!created) await resourceApi.update(id, payload as Partial<Body>, {signal})
-            wrote = true
-            logger.info(created ? `${noun} created in the API` : `existing API ${noun} adopted`, {apiId: id})
-          } else if (hash !== object.status?.[f.configHash]) {
-            await resourceApi.update(id, payload as Partial<Body>, {signal})
-            wrote = true
-            logger.info(`${noun} updated in the API`, {apiId: id})
-          }
-          try {
-            await writeStatus(object, status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
-              apiId: id, configHash: hash, at: wrote ? new Date().toISOString() : undefined, extra: declaration.extraStatus?.(links),
-            }), signal)
-          } catch (error) {
-            // The CR is gone: the cache showed an object that no longer exists (a stale list after a reconnect brings
-            // back a CR deleted since). What this reconcile created for it would have no owner: it goes again.
-            if (createdNow && error instanceof KubeApiError && error.status === 404) {
-              if (declaration.remove) await declaration.remove(api, id, object, signal)
-              else await resourceApi.delete(id, {signal})
-              logger.info(`${noun} CR is gone (a stale cache); the API object just created for it is deleted again`, {apiId: id})
-              return undefined
-            }
-            throw error
-          }
-        } catch (error) {
-          if (signal.aborted) throw error
-          if (isTerminal(error)) {
-            const message = `The Polycrate API refused the ${noun}: ${(error as Error).message}`
-            await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason: 'Rejected', message}), signal)
-            await manager.recorder(declaration.name).record(object, 'Warning', 'SyncRejected', message)
-            return undefined
-          }
-          const reason = error instanceof ApiNetworkError || (error instanceof ApiError && (error.status >= 500 || error.status === 429)) ? 'APIUnavailable' : 'SyncFailed'
-          await writeStatus(object, status(object, {phase: 'Error', syncStatus: 'error', reason, message: `Sync failed, retrying with backoff: ${(error as Error).message}`}), signal)
-          throw error
-        }
-      }
-
-      const running = builder.complete(reconcile, {maxConcurrentReconciles: manager.maxConcurrentSyncs})
-      const unsubscribe = session.onChange(() => {
-        keys = new InventoryKeys()
-        running.controller.resync()
+      const inventory = new InventoryLoader<Api>({
+        list: (api, identity, signal) => declaration.api(api).list(declaration.inventory(identity), {signal}),
+        naturalKey: declaration.naturalKey ? (item) => declaration.naturalKey!.object(item) : undefined,
+      }, stopping.signal)
+      const reconciler = new SyncReconciler<Spec, Body, Api, Links>({
+        declaration, session, client: manager.client, objects: objects.cache, related, events: manager.recorder(declaration.name), inventory,
       })
 
+      const running = builder.complete((context) => reconciler.reconcile(context), {maxConcurrentReconciles: manager.maxConcurrentSyncs})
+      const unsubscribe = session.onChange(() => {
+        inventory.reset()
+        running.controller.resync()
+      })
       // Inventory check every sync interval: an object whose API twin is gone is reconciled (and recreated) at once.
-      const inventory = setInterval(async () => {
-        const api = session.client
-        const identity = session.identity
-        if (!api || !identity || !manager.isLeader || !objects.hasSynced()) return
-        if (declaration.requiresCluster && !identity.clusterId) return
-        try {
-          const ids = await listInventory(api, identity)
-          for (const object of objects.cache.list()) {
-            const id = object.status?.[f.apiId] as string | undefined
-            if (id && !ids.has(id) && !object.metadata.deletionTimestamp) running.enqueue(`${object.metadata.namespace}/${object.metadata.name}`)
-          }
-        } catch (error) {
-          running.logger.debug('inventory check failed; the next interval retries', {error: (error as Error).message})
-        }
-      }, config.api_sync.sync_interval_seconds * 1000)
-      inventory.unref()
+      const check = setInterval(
+        () => reconciler.checkInventory(manager.isLeader && objects.hasSynced(), (key) => running.enqueue(key), running.logger),
+        config.api_sync.sync_interval_seconds * 1000,
+      )
+      check.unref()
       return {
         async stop() {
-          clearInterval(inventory)
+          clearInterval(check)
           stopping.abort()
           unsubscribe()
           await running.stop()

@@ -275,47 +275,9 @@ export function certificate(
     })
   }
 
-  let conditions: readonly CertConditionLike[] = []
-  if (Array.isArray(status.conditions)) conditions = status.conditions
-  else if (status.conditions !== undefined && status.conditions !== null) {
-    problems.push({
-      reason: certificateProblemReasons.invalidConditions,
-      message: `${subject}: status.conditions ${quoted(status.conditions)} is not a list; the certificate is treated as having no conditions.`,
-    })
-  }
-  let ready = conditions.find((c) => c?.type === 'Ready')
-  if (ready && !['True', 'False', 'Unknown'].includes(ready.status as string)) {
-    problems.push({
-      reason: certificateProblemReasons.unknownConditionStatus,
-      message: `${subject}: the Ready condition's status ${quoted(ready.status)} is not True, False or Unknown; it is treated as Unknown (pending).`,
-    })
-    ready = undefined
-  }
-  const issuing = conditions.find((c) => c?.type === 'Issuing')
-
-  const notBefore = timestampField(status.notBefore, subject, 'status.notBefore', 'not_before', problems)
-  const notAfter = timestampField(status.notAfter, subject, 'status.notAfter', 'not_after', problems)
-  const renewalTime = timestampField(status.renewalTime, subject, 'status.renewalTime', 'renewal_time', problems)
-  const lastFailureTime = timestampField(status.lastFailureTime, subject, 'status.lastFailureTime', 'last_failure_time', problems)
-  const issuance: IssuanceState = {issuing, failedIssuanceAttempts: status.failedIssuanceAttempts, lastFailureTime: status.lastFailureTime}
-  const certificateStatus = certificateStatusOf(ready, notAfter, now, issuance)
-  const isReady = ready?.status === 'True'
-  let failureReason: string | undefined
-  if (issuanceFailed(ready, issuance)) {
-    const issuingMessage = issuing?.status === 'False' && issuing.reason === 'Failed' ? issuing.message : undefined
-    failureReason = issuingMessage || ready?.message || undefined
-  }
-
-  let revision: number | undefined
-  if (status.revision !== undefined && status.revision !== null) {
-    if (typeof status.revision === 'number' && Number.isSafeInteger(status.revision) && status.revision > 0) revision = status.revision
-    else {
-      problems.push({
-        reason: certificateProblemReasons.invalidRevision,
-        message: `${subject}: status.revision ${quoted(status.revision)} is not a positive integer; source_cert_manager.revision is left out.`,
-      })
-    }
-  }
+  const {ready, issuing} = readyAndIssuing(status, subject, problems)
+  const {notBefore, notAfter, renewalTime, lastFailureTime, certificateStatus, isReady, failureReason} = issuanceFields(status, ready, issuing, subject, now, problems)
+  const revision = revisionOf(status.revision, subject, problems)
 
   const dnsNames = stringList(spec.dnsNames, subject, 'spec.dnsNames', 'dns_names', certificateProblemReasons.invalidDnsNames, problems)
   const ipAddresses = stringList(spec.ipAddresses, subject, 'spec.ipAddresses', 'ip_addresses', certificateProblemReasons.invalidIpAddresses, problems)
@@ -347,4 +309,60 @@ export function certificate(
     [certificateLabels.ready]: isReady ? 'true' : 'false',
   }) as Record<string, string>
   return {cr: {name: discoveredCrName('certmanager', namespace, name), labels, spec: result}, problems}
+}
+
+type CertStatusLike = NonNullable<CertManagerCertificateLike['status']>
+
+/** The Ready and Issuing conditions; a status.conditions that is no list, or a Ready status not True/False/Unknown, is a problem. */
+function readyAndIssuing(status: CertStatusLike, subject: string, problems: DiscoveryProblem[]): {ready?: CertConditionLike; issuing?: CertConditionLike} {
+  let conditions: readonly CertConditionLike[] = []
+  if (Array.isArray(status.conditions)) conditions = status.conditions
+  else if (status.conditions !== undefined && status.conditions !== null) {
+    problems.push({
+      reason: certificateProblemReasons.invalidConditions,
+      message: `${subject}: status.conditions ${quoted(status.conditions)} is not a list; the certificate is treated as having no conditions.`,
+    })
+  }
+  let ready = conditions.find((c) => c?.type === 'Ready')
+  if (ready && !['True', 'False', 'Unknown'].includes(ready.status as string)) {
+    problems.push({
+      reason: certificateProblemReasons.unknownConditionStatus,
+      message: `${subject}: the Ready condition's status ${quoted(ready.status)} is not True, False or Unknown; it is treated as Unknown (pending).`,
+    })
+    ready = undefined
+  }
+  const issuing = conditions.find((c) => c?.type === 'Issuing')
+  return {ready, issuing}
+}
+
+/** The times, the certificate status and the failure reason (problems for malformed timestamps). */
+function issuanceFields(status: CertStatusLike, ready: CertConditionLike | undefined, issuing: CertConditionLike | undefined, subject: string, now: number, problems: DiscoveryProblem[]) {
+  const notBefore = timestampField(status.notBefore, subject, 'status.notBefore', 'not_before', problems)
+  const notAfter = timestampField(status.notAfter, subject, 'status.notAfter', 'not_after', problems)
+  const renewalTime = timestampField(status.renewalTime, subject, 'status.renewalTime', 'renewal_time', problems)
+  const lastFailureTime = timestampField(status.lastFailureTime, subject, 'status.lastFailureTime', 'last_failure_time', problems)
+  const issuance: IssuanceState = {issuing, failedIssuanceAttempts: status.failedIssuanceAttempts, lastFailureTime: status.lastFailureTime}
+  const certificateStatus = certificateStatusOf(ready, notAfter, now, issuance)
+  const isReady = ready?.status === 'True'
+  let failureReason: string | undefined
+  if (issuanceFailed(ready, issuance)) {
+    const issuingMessage = issuing?.status === 'False' && issuing.reason === 'Failed' ? issuing.message : undefined
+    failureReason = issuingMessage || ready?.message || undefined
+  }
+  return {notBefore, notAfter, renewalTime, lastFailureTime, certificateStatus, isReady, failureReason}
+}
+
+/** status.revision when it is a positive integer; anything else present is a problem. */
+function revisionOf(value: unknown, subject: string, problems: DiscoveryProblem[]): number | undefined {
+  let revision: number | undefined
+  if (value !== undefined && value !== null) {
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) revision = value
+    else {
+      problems.push({
+        reason: certificateProblemReasons.invalidRevision,
+        message: `${subject}: status.revision ${quoted(value)} is not a positive integer; source_cert_manager.revision is left out.`,
+      })
+    }
+  }
+  return revision
 }

@@ -42,7 +42,7 @@ import {annotations, deprecatedLabels, labels, labelValue} from '../../conventio
 import {artifactName, namespaceInScope, parseImage, registryAllowed, type RegistryFilter} from '../artifact/mapping.js'
 import type {SourceCaches} from '../../discovery/engine.js'
 import {appNameOfPod, isJobPod, type SlimPod} from './pods.js'
-import type {DesiredObject, DesiredState, ObjectRef, SourceDecision, SourceProblem} from '../../discovery/plan.js'
+import type {DesiredObject, DesiredState, ObjectRef, SourceProblem} from '../../discovery/plan.js'
 
 export const META_SECRET_SUFFIX = '.poly'
 export const META_KEYS = ['meta', 'meta.yaml', 'meta.json'] as const
@@ -265,70 +265,77 @@ export function artifactsOf(pods: readonly KubeObject[], settings: K8sAppDiscove
 
 /** The K8sApps of one namespace (pure). `loaded` is the data of its meta secrets. */
 export function desiredApps(namespace: string, caches: SourceCaches, settings: K8sAppDiscoverySettings, loaded: LoadedSecrets | undefined): DesiredState {
-  const objects: DesiredObject[] = []
-  const problems: SourceProblem[] = []
-  const sources: SourceDecision[] = []
-  if (!namespaceInScope(namespace, settings)) return {objects, problems, sources}
-  const nsRef: ObjectRef = {kind: 'Namespace', apiVersion: 'v1', name: namespace}
+  const state: DesiredState = {objects: [], problems: [], sources: []}
+  if (!namespaceInScope(namespace, settings)) return state
   const countedPods = caches.list('pod', namespace).filter((pod) => !isJobPod(pod) && !deleting(pod))
   const secretApps = new Set<string>()
-
   for (const secret of caches.list('secret', namespace).filter(isMetaSecret)) {
-    const secretName = secret.metadata!.name!
-    const appName = appNameOfSecret(secretName)
-    const ref = refOf('Secret', secret)
-    sources.push({ref, managed: true})
-    secretApps.add(appName)
-    const read = loaded?.get(secretName)
-    if (!read) {
-      // Arrived after `load` read this namespace (its own event reconciles again): keep what exists meanwhile.
-      const current = caches.get('k8sapp', `${namespace}/${appName}`)
-      if (current) objects.push(keepAsIs(current, ref))
-      continue
-    }
-    const invalid = invalidAppName(appName)
-    const parsed: MetaSecretResult = invalid
-      ? {problems: [{reason: k8sAppProblemReasons.invalidName, message: `Meta secret ${secretName}: the app name "${appName}" ${invalid}.`}]}
-      : read.error !== undefined
-        ? {problems: [{reason: k8sAppProblemReasons.invalidMetaSecret, message: `Meta secret ${secretName} could not be read: ${read.error}; the K8sApp is left as it is.`}]}
-        : parseMetaSecret(secretName, read.data)
-    problems.push(...parsed.problems.map((problem) => ({source: ref, ...problem})))
-    if (!parsed.spec) {
-      // Unreadable: an existing K8sApp stays exactly as it is (nothing lost because of someone's bad write).
-      const current = caches.get('k8sapp', `${namespace}/${appName}`)
-      if (current && !invalid) objects.push(keepAsIs(current, ref))
-      continue
-    }
-    const block = parsed.spec.block
-    const blockKind = block?.kind
-    const spec: K8sAppSpec = {
-      ...parsed.spec,
-      kind: blockKind === 'helm' || blockKind === 'polycrate' ? blockKind : 'polycrate',
-      source: {kind: 'Secret', name: secretName, namespace},
-    }
-    const pods = countedPods
-    const artifacts = artifactsOf(pods, settings.artifacts)
-    objects.push({
-      name: appName,
-      namespace,
-      labels: {
-        [labels.k8sAppBlock]: labelValue(block?.name ?? appName),
-        [labels.k8sAppKind]: labelValue(blockKind ?? 'polycrate'),
-        ...(block?.type ? {[labels.k8sAppType]: labelValue(block.type)} : {}),
-        [labels.k8sAppDiscoverySource]: 'secret',
-        [labels.discovered]: 'true',
-        [labels.managedBy]: 'operator',
-      },
-      ownerReferences: ref.uid ? [{apiVersion: 'v1', kind: 'Secret', name: secretName, uid: ref.uid}] : undefined,
-      spec,
-      status: {...installationStatus(parsed.spec.action), ...artifactStatus(artifacts, settings)},
-      source: ref,
-    })
+    const app = metaSecretApp(secret, namespace, caches, settings, loaded, countedPods)
+    state.sources.push({ref: app.ref, managed: true})
+    secretApps.add(app.name)
+    state.problems.push(...app.problems)
+    if (app.object) state.objects.push(app.object)
   }
+  addClaimedApps(state, namespace, caches, settings, secretApps, countedPods)
+  return state
+}
 
-  // Annotation claims: this namespace's, checked against every other namespace's and every meta secret.
-  const ownClaims = claimsIn(caches, settings, namespace)
-  if (ownClaims.length === 0) return {objects, problems, sources}
+/**
+ * The K8sApp of one meta secret (pure): from its data as `load` read it; an unreadable one or one that arrived after
+ * `load` keeps the existing K8sApp as it is (nothing lost because of someone's bad write).
+ */
+function metaSecretApp(
+  secret: KubeObject, namespace: string, caches: SourceCaches, settings: K8sAppDiscoverySettings, loaded: LoadedSecrets | undefined, countedPods: KubeObject[],
+): {name: string; ref: ObjectRef; problems: SourceProblem[]; object?: DesiredObject} {
+  const secretName = secret.metadata!.name!
+  const appName = appNameOfSecret(secretName)
+  const ref = refOf('Secret', secret)
+  const read = loaded?.get(secretName)
+  if (!read) {
+    // Arrived after `load` read this namespace (its own event reconciles again): keep what exists meanwhile.
+    const current = caches.get('k8sapp', `${namespace}/${appName}`)
+    return {name: appName, ref, problems: [], object: current ? keepAsIs(current, ref) : undefined}
+  }
+  const invalid = invalidAppName(appName)
+  const parsed: MetaSecretResult = invalid
+    ? {problems: [{reason: k8sAppProblemReasons.invalidName, message: `Meta secret ${secretName}: the app name "${appName}" ${invalid}.`}]}
+    : read.error !== undefined
+      ? {problems: [{reason: k8sAppProblemReasons.invalidMetaSecret, message: `Meta secret ${secretName} could not be read: ${read.error}; the K8sApp is left as it is.`}]}
+      : parseMetaSecret(secretName, read.data)
+  const problems = parsed.problems.map((problem) => ({source: ref, ...problem}))
+  if (!parsed.spec) {
+    // Unreadable: an existing K8sApp stays exactly as it is (nothing lost because of someone's bad write).
+    const current = caches.get('k8sapp', `${namespace}/${appName}`)
+    return {name: appName, ref, problems, object: current && !invalid ? keepAsIs(current, ref) : undefined}
+  }
+  const block = parsed.spec.block
+  const blockKind = block?.kind
+  const spec: K8sAppSpec = {
+    ...parsed.spec,
+    kind: blockKind === 'helm' || blockKind === 'polycrate' ? blockKind : 'polycrate',
+    source: {kind: 'Secret', name: secretName, namespace},
+  }
+  const artifacts = artifactsOf(countedPods, settings.artifacts)
+  return {name: appName, ref, problems, object: {
+    name: appName,
+    namespace,
+    labels: {
+      [labels.k8sAppBlock]: labelValue(block?.name ?? appName),
+      [labels.k8sAppKind]: labelValue(blockKind ?? 'polycrate'),
+      ...(block?.type ? {[labels.k8sAppType]: labelValue(block.type)} : {}),
+      [labels.k8sAppDiscoverySource]: 'secret',
+      [labels.discovered]: 'true',
+      [labels.managedBy]: 'operator',
+    },
+    ownerReferences: ref.uid ? [{apiVersion: 'v1', kind: 'Secret', name: secretName, uid: ref.uid}] : undefined,
+    spec,
+    status: {...installationStatus(parsed.spec.action), ...artifactStatus(artifacts, settings)},
+    source: ref,
+  }}
+}
+
+/** The namespaces other than `namespace` that claim each app name (by annotation or meta secret). */
+function claimsElsewhere(caches: SourceCaches, settings: K8sAppDiscoverySettings, namespace: string): Map<string, Set<string>> {
   const elsewhere = new Map<string, Set<string>>()
   const note = (name: string, ns: string | undefined) => {
     if (!ns || ns === namespace) return
@@ -340,6 +347,15 @@ export function desiredApps(namespace: string, caches: SourceCaches, settings: K
   for (const secret of caches.list('secret')) {
     if (isMetaSecret(secret) && namespaceInScope(secret.metadata?.namespace, settings)) note(appNameOfSecret(secret.metadata!.name!), secret.metadata?.namespace)
   }
+  return elsewhere
+}
+
+/** Annotation claims: this namespace's, checked against every other namespace's and every meta secret. */
+function addClaimedApps(state: DesiredState, namespace: string, caches: SourceCaches, settings: K8sAppDiscoverySettings, secretApps: Set<string>, countedPods: KubeObject[]): void {
+  const {problems, sources} = state
+  const ownClaims = claimsIn(caches, settings, namespace)
+  if (ownClaims.length === 0) return
+  const elsewhere = claimsElsewhere(caches, settings, namespace)
   const byName = new Map<string, Claim[]>()
   for (const claim of ownClaims) {
     if (claim.name === '') {
@@ -355,45 +371,48 @@ export function desiredApps(namespace: string, caches: SourceCaches, settings: K
     }
     byName.set(claim.name, [...(byName.get(claim.name) ?? []), claim])
   }
-  const order = {HTTPRoute: 0, Ingress: 1, Pod: 2} as const
   for (const [name, claims] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
     if (secretApps.has(name)) continue // the meta secret wins
-    claims.sort((a, b) => order[a.kind] - order[b.kind] || a.ref.name.localeCompare(b.ref.name))
-    const lead = claims[0]!
-    const others = elsewhere.get(name)
-    if (others) {
-      sources.push({ref: lead.ref, managed: false})
-      problems.push({
-        source: lead.ref,
-        reason: k8sAppProblemReasons.conflict,
-        message: `K8sApp "${name}" is also claimed in namespace(s) ${[...others].sort().join(', ')} (${annotations.k8sAppName} or a meta secret): `
-          + 'the app is ignored in every namespace that claims it by annotation (cross-namespace conflict). Use distinct names per namespace.',
-      })
-      continue
-    }
-    const sourceKind: DiscoverySourceKind = lead.kind === 'Pod' ? 'pod' : lead.kind === 'Ingress' ? 'ingress' : 'httproute'
-    const byoa = lead.kind !== 'Pod' && claims.some((claim) => claim.kind !== 'Pod' && claim.byoa)
-    const pods = countedPods.filter((pod) => appNameOfPod(pod) === name)
-    const artifacts = artifactsOf(pods, settings.artifacts)
-    objects.push({
-      name,
-      namespace,
-      labels: {
-        [labels.k8sAppKind]: 'external',
-        [labels.k8sAppDiscoverySource]: sourceKind,
-        [labels.discovered]: 'true',
-        [labels.managedBy]: 'operator',
-      },
-      spec: {
-        kind: 'external',
-        ...(byoa ? {byoa: true} : {}),
-        source: {kind: lead.kind, name: lead.kind === 'Pod' ? name : lead.ref.name, namespace},
-      } satisfies K8sAppSpec,
-      status: artifactStatus(artifacts, settings),
-      source: nsRef,
-    })
+    addClaimedApp(state, name, claims, elsewhere.get(name), namespace, settings, countedPods)
   }
-  return {objects, problems, sources}
+}
+
+/** One app claimed by annotation: ignored with a problem when claimed in another namespace too, else an external K8sApp. */
+function addClaimedApp(state: DesiredState, name: string, claims: Claim[], others: Set<string> | undefined, namespace: string, settings: K8sAppDiscoverySettings, countedPods: KubeObject[]): void {
+  const order = {HTTPRoute: 0, Ingress: 1, Pod: 2} as const
+  claims.sort((a, b) => order[a.kind] - order[b.kind] || a.ref.name.localeCompare(b.ref.name))
+  const lead = claims[0]!
+  if (others) {
+    state.sources.push({ref: lead.ref, managed: false})
+    state.problems.push({
+      source: lead.ref,
+      reason: k8sAppProblemReasons.conflict,
+      message: `K8sApp "${name}" is also claimed in namespace(s) ${[...others].sort().join(', ')} (${annotations.k8sAppName} or a meta secret): `
+        + 'the app is ignored in every namespace that claims it by annotation (cross-namespace conflict). Use distinct names per namespace.',
+    })
+    return
+  }
+  const sourceKind: DiscoverySourceKind = lead.kind === 'Pod' ? 'pod' : lead.kind === 'Ingress' ? 'ingress' : 'httproute'
+  const byoa = lead.kind !== 'Pod' && claims.some((claim) => claim.kind !== 'Pod' && claim.byoa)
+  const pods = countedPods.filter((pod) => appNameOfPod(pod) === name)
+  const artifacts = artifactsOf(pods, settings.artifacts)
+  state.objects.push({
+    name,
+    namespace,
+    labels: {
+      [labels.k8sAppKind]: 'external',
+      [labels.k8sAppDiscoverySource]: sourceKind,
+      [labels.discovered]: 'true',
+      [labels.managedBy]: 'operator',
+    },
+    spec: {
+      kind: 'external',
+      ...(byoa ? {byoa: true} : {}),
+      source: {kind: lead.kind, name: lead.kind === 'Pod' ? name : lead.ref.name, namespace},
+    } satisfies K8sAppSpec,
+    status: artifactStatus(artifacts, settings),
+    source: {kind: 'Namespace', apiVersion: 'v1', name: namespace},
+  })
 }
 
 function artifactStatus(artifacts: ReturnType<typeof artifactsOf>, settings: K8sAppDiscoverySettings): Record<string, unknown> {
