@@ -27,7 +27,6 @@
 import {operatorVersion} from '../version.js'
 import {performance} from 'node:perf_hooks'
 import {Counter, Histogram, type Registry} from 'prom-client'
-import type {z} from 'zod'
 import type {Logger} from '../lib/logger.js'
 import {silentLogger} from '../lib/logger.js'
 import {backoffDelay} from '../lib/backoff.js'
@@ -87,6 +86,7 @@ import type {
   LoadbalancerInstanceCreateRequest,
   MaintenanceRequest,
 } from './requests.js'
+import type {ApiRequest, ApiResponse, Query, QueryScalar} from './transport.js'
 import {
   AgentApi,
   CertificatesResource,
@@ -126,34 +126,7 @@ export interface PolycrateApiClientOptions {
   signal?: AbortSignal
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-export type QueryScalar = string | number | boolean
-/** Query parameters; an array becomes a repeated parameter (`kind=http&kind=tcp`); null/undefined are left out. */
-export type Query = Record<string, QueryScalar | readonly QueryScalar[] | null | undefined>
-
-export interface ApiRequest<T> {
-  method: HttpMethod
-  /** Path under the base URL (`/api/v1/kubernetes/apps/`), or an absolute URL from a `next` link. */
-  path: string
-  query?: Query
-  body?: unknown
-  headers?: Record<string, string>
-  /** Validates a 2xx body; a mismatch is an ApiContractError. Without it the body is returned as parsed. */
-  schema?: z.ZodType<T>
-  /** The `resource` metric label: the collection path without ids (`kubernetes/apps`). Derived when left out. */
-  resource?: string
-  /**
-   * Cancels this call: aborting it stops the in-flight attempt and any pending retry at once (ApiNetworkError with
-   * cause `aborted`, not retried). Combined with the client-wide `options.signal` and the per-attempt timeout.
-   */
-  signal?: AbortSignal
-}
-
-export interface ApiResponse<T> {
-  status: number
-  data: T
-  headers: Headers
-}
+export type {ApiRequest, ApiRequester, ApiResponse, HttpMethod, Query, QueryScalar} from './transport.js'
 
 const defaults = {timeoutMs: 15_000, maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 10_000}
 const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30]

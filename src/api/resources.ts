@@ -5,7 +5,7 @@
  */
 import {z} from 'zod'
 import {rolloutCluster, rolloutDashboard, type RolloutCluster, type RolloutDashboard} from './rollout-types.js'
-import type {PolycrateApiClient, Query, QueryScalar} from './client.js'
+import type {ApiRequester, Query, QueryScalar} from './transport.js'
 import {ApiNotFoundError} from './errors.js'
 import type {
   AgentErrorReportRequest,
@@ -76,7 +76,7 @@ export class ReadOnlyResource<T> {
   protected readonly pageSchema: z.ZodType<Page<T>>
 
   constructor(
-    protected readonly client: PolycrateApiClient,
+    protected readonly client: ApiRequester,
     /** The collection path under `/api/v1/`, e.g. `kubernetes/apps`; also the `resource` metric label. */
     readonly collection: string,
     protected readonly schema: z.ZodType<T>,
@@ -186,7 +186,7 @@ export class CertificatesResource extends Resource<Certificate, CertificateReque
 
 /** S3 buckets: CRUD plus the bucket's credentials (with secrets: never log the answer). */
 export class S3BucketsResource extends Resource<S3Bucket, S3BucketRegionRequest> {
-  constructor(client: PolycrateApiClient) {
+  constructor(client: ApiRequester) {
     super(client, 's3/buckets', s3Bucket)
   }
 
@@ -205,7 +205,7 @@ export class S3BucketsResource extends Resource<S3Bucket, S3BucketRegionRequest>
 
 /** DNS zones: CRUD plus resolving the zone for a name. */
 export class DnsZonesResource extends Resource<DNSZoneSimple, Record<string, unknown>> {
-  constructor(client: PolycrateApiClient) {
+  constructor(client: ApiRequester) {
     super(client, 'domains/dnszones', dnsZoneSimple)
   }
 
@@ -223,7 +223,7 @@ export class DnsZonesResource extends Resource<DNSZoneSimple, Record<string, unk
 
 /** Workspaces: CRUD plus the effective maintenance-window status. */
 export class WorkspacesResource extends Resource<Workspace, WorkspaceRequest> {
-  constructor(client: PolycrateApiClient) {
+  constructor(client: ApiRequester) {
     super(client, 'workspaces', workspace)
   }
 
@@ -236,7 +236,7 @@ export class WorkspacesResource extends Resource<Workspace, WorkspaceRequest> {
 
 /** The agent/operator side: health report (heartbeat), assigned endpoints, error report. */
 export class AgentApi {
-  constructor(private readonly client: PolycrateApiClient) {}
+  constructor(private readonly client: ApiRequester) {}
 
   /** `POST /api/v1/agent/health/` (201): registers the agent, updates `last_seen`, returns workspace/org. */
   async health(body: AgentHealthDataRequest, options: CallOptions = {}): Promise<AgentHealthSubmissionResponse> {
@@ -259,7 +259,7 @@ export class AgentApi {
 
 /** `/api/v1/system/config/`: unknown keys (OPERATOR_BLOCK_VERSION, OPERATOR_ROLLOUT_PERCENTAGE, …) are kept. */
 export class SystemConfigApi {
-  constructor(private readonly client: PolycrateApiClient) {}
+  constructor(private readonly client: ApiRequester) {}
 
   async get(options: CallOptions = {}): Promise<SystemConfig> {
     const {data} = await this.client.request({method: 'GET', path: '/api/v1/system/config/', schema: systemConfig, resource: 'system/config', signal: options.signal})
@@ -274,7 +274,7 @@ export class SystemConfigApi {
 
 /** The operator rollout (platform-admin only; 403 → ApiAuthError with `forbidden`). */
 export class OperatorRolloutApi {
-  constructor(private readonly client: PolycrateApiClient) {}
+  constructor(private readonly client: ApiRequester) {}
 
   /** `GET /api/v1/operator-rollout/`: the fleet dashboard. */
   async status(options: CallOptions = {}): Promise<RolloutDashboard> {
