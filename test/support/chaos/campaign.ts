@@ -186,7 +186,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const fault = faultFor(options.seed, workload, n, reference.points, reference.result.listResources)
       const caseId = `${workload.name}:${n}`
       log(`${caseId}: ${describeFault(fault)}`)
-      const result = await runCase(workload, fault, {reference: {state: reference.result.state, apiDeletes: reference.result.apiDeletes}, log})
+      const result = await runCase(workload, fault, {reference: {state: reference.result.state, apiDeletes: reference.result.apiDeletes, crDeletes: reference.result.crDeletes}, log})
       ran = true
       cover.cases++
       const label = fault.kind === 'fail' ? `fail ${fault.failure}` : fault.kind

@@ -147,6 +147,8 @@ export interface FaultCounts {
 export interface KubeFaultProxy {
   url: string
   writes: WriteCounter
+  /** Every object the operator deleted, in order: `group/plural namespace/name`. */
+  deletes: string[]
   /** Called synchronously at the crash point, before the write's answer is forwarded. */
   onCrash: ((point: string) => void) | undefined
   /** Every request seen: verb, resource, status (0 = not answered). */
@@ -182,6 +184,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
   const proxy: KubeFaultProxy = {
     url: '',
     writes: new WriteCounter(),
+    deletes: [],
     onCrash: undefined,
     log: [],
     counts,
@@ -275,6 +278,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
       upstreamResponse.on('end', () => {
         const body = Buffer.concat(chunks)
         if (key && status === 200 && !listCache.has(key)) listCache.set(key, {resource: classified.resource, status, headers: upstreamResponse.headers, body})
+        if (classified.verb === 'delete' && status < 400) proxy.deletes.push(`${classified.resource} ${classified.namespace ?? ''}/${classified.name ?? ''}`)
         if (isWrite(classified.verb) && status < 400 && proxy.writes.record(classified.resource)) {
           counts.crashes++
           proxy.onCrash?.(proxy.writes.points.at(-1)!)

@@ -46,6 +46,8 @@ export interface CaseResult {
   listResources: string[]
   /** API objects deleted (collection/name, normalised). */
   apiDeletes: string[]
+  /** The polycrate.io CRs the operator deleted (normalised `plural namespace/name`). */
+  crDeletes: string[]
   violations: string[]
   counts: FaultCounts
   /** Whether the fault actually happened (a crash point may not be reached). */
@@ -99,7 +101,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export interface RunOptions {
   /** The reference end state and deletes; without it the run is the reference (waits for a stable state). */
-  reference?: {state: NormalisedObject[]; apiDeletes: string[]}
+  reference?: {state: NormalisedObject[]; apiDeletes: string[]; crDeletes: string[]}
   /** Pause between user operations, so the operator acts on intermediate states (same in every run). */
   stepPauseMs?: number
   log?: (line: string) => void
@@ -272,6 +274,14 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
         if (!options.reference.apiDeletes.includes(deleted)) violations.push(`API DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
       }
     }
+    // CR deletes: a discovered CR deleted and made again under a new uid while its source stayed (a stale view
+    // taken for a deletion) is a delete the reference run never made.
+    const crDeletes = [...new Set(proxy.deletes.filter((entry) => entry.startsWith('polycrate.io/')).map((entry) => String(normalise(entry.slice('polycrate.io/'.length), replace))))].sort()
+    if (options.reference) {
+      for (const deleted of crDeletes) {
+        if (!options.reference.crDeletes.includes(deleted)) violations.push(`CR DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
+      }
+    }
     // No source left terminating: a finalizer of ours on a deleted source.
     const sources: ResourceRef[] = [
       {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace},
@@ -301,7 +311,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
     return {
-      state, writePoints: [...proxy.writes.points], listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(),
+      state, writePoints: [...proxy.writes.points], listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
     }
   } finally {
