@@ -1,7 +1,8 @@
 /**
- * Endpoint discovery (`EndpointDiscoveryReconciler`, and `HTTPRouteDiscoveryReconciler` once the Gateway API CRDs
- * exist): Ingress and HTTPRoute hosts → Endpoint CRs, one per host, as a declaration on the generic discovery
- * feature (discovery/engine.ts).
+ * Endpoint discovery, `EndpointDiscoveryReconciler`: Ingress and, once the Gateway API CRDs exist, HTTPRoute hosts
+ * → Endpoint CRs, one per host, as one declaration on the generic discovery engine (discovery/engine.ts). The seeds'
+ * HTTPRouteDiscoveryReconciler is this controller's HTTPRoute source, not a controller of its own: host claims are
+ * settled across both source kinds, so they are one controller.
  *
  * The group is one source (`Ingress/<namespace>/<name>`): a change to one Ingress recomputes that Ingress, not its
  * namespace. Hosts are claimed across the sources of a namespace (HTTPRoute wins over Ingress, else the oldest

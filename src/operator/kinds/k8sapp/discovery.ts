@@ -1,7 +1,8 @@
 /**
- * K8sApp discovery (`K8sAppDiscoveryReconciler`, with the annotation part `K8sAppLabelDiscoveryReconciler` and
- * BYOA routes in the same controller, see k8sapps.ts): one group per namespace, as a declaration on the generic
- * discovery feature.
+ * K8sApp discovery, `K8sAppDiscoveryReconciler`: meta Secrets, annotated pods and BYOA routes → K8sApp CRs, one group
+ * per namespace, as one declaration on the generic discovery engine (mapping.ts). The seeds' annotation part,
+ * K8sAppLabelDiscoveryReconciler, is this controller's pod source, not a controller of its own: a meta Secret wins
+ * over the pods of the same app, so both are decided together.
  *
  * Memory: Secrets are watched metadata-only — the cache holds names and labels of every Secret, never their data —
  * and `load` reads in full only the meta secrets (`*.poly`) of the namespace being reconciled, once per
