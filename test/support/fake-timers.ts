@@ -1,7 +1,7 @@
-/** A clock and timers the test moves by hand (the monitoring agent's `Timers`); real I/O settles between timers. */
-import type {Timers} from '../../src/operator/monitoring/schedule.js'
+/** A clock and timers the test moves by hand (src/lib/clock.ts); real I/O settles between timers. */
+import type {Clock} from '../../src/lib/clock.js'
 
-export class FakeTimers implements Timers {
+export class FakeTimers implements Clock {
   private time: number
   private seq = 0
   private readonly pending = new Map<number, {at: number; seq: number; callback: () => void}>()

@@ -29,7 +29,7 @@ class HandFedInformer {
 
 const obj = (name: string, generation = 1, rv = '1'): KubeObject => ({metadata: {name, namespace: 'ns', generation, resourceVersion: rv}})
 
-function controllerWith(reconcile: Reconciler, options: {workers?: number; predicate?: boolean} = {}) {
+function controllerWith(reconcile: Reconciler, options: {workers?: number; predicate?: boolean; clock?: FakeTimers; resyncPeriodMs?: number} = {}) {
   const informer = new HandFedInformer()
   const metrics = new OperatorMetrics({processMetrics: false})
   const controller = new Controller({
@@ -38,6 +38,8 @@ function controllerWith(reconcile: Reconciler, options: {workers?: number; predi
     maxConcurrentReconciles: options.workers ?? 2,
     watches: [{informer: informer as unknown as Informer<KubeObject>, onUpdate: options.predicate ? specOrMetadataChanged : undefined}],
     metrics,
+    clock: options.clock,
+    resyncPeriodMs: options.resyncPeriodMs,
   })
   const count = async (name: string, labels: Record<string, string>) =>
     (await metrics.registry.getSingleMetric(name)!.get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0
@@ -183,6 +185,32 @@ describe('Controller', () => {
     assert.equal(aborted, true)
   })
 
+  it('requeueAfterMs and the resync period run on the controller\'s clock (a fake one here)', async () => {
+    const clock = new FakeTimers()
+    const seen: string[] = []
+    const {informer, controller} = controllerWith(async ({key}) => {
+      seen.push(key)
+      return key === 'ns/a' && seen.filter((k) => k === 'ns/a').length === 1 ? {requeueAfterMs: 5_000} : undefined
+    }, {clock, resyncPeriodMs: 60_000})
+    controller.start()
+    informer.add(obj('a'))
+    informer.add(obj('b'))
+    await until(() => seen.length === 2)
+    await clock.advance(4_999)
+    assert.deepEqual(seen.filter((k) => k === 'ns/a').length, 1, 'not requeued before 5 s')
+    await clock.advance(1)
+    await until(() => seen.filter((k) => k === 'ns/a').length === 2)
+    assert.equal(seen.length, 3, 'only a was requeued')
+    await clock.advance(55_000)
+    await until(() => seen.length === 5)
+    assert.deepEqual(seen.slice(3).sort(), ['ns/a', 'ns/b'], 'the resync after 60 s requeues every cached key')
+    await clock.advance(60_000)
+    await until(() => seen.length === 7)
+    await controller.stop()
+    await clock.advance(120_000)
+    assert.equal(seen.length, 7, 'a stopped controller resyncs no more')
+  })
+
   it('resync requeues every cached key; a stopped controller can start again', async () => {
     const seen: string[] = []
     const {informer, controller} = controllerWith(async ({key}) => void seen.push(key))
@@ -204,6 +232,7 @@ import {PassThrough} from 'node:stream'
 import type {KubeClient} from '../../src/kube/client.js'
 import {Informer as RealInformer} from '../../src/operator/runtime/informer.js'
 import {until} from '../support/helpers.js'
+import {FakeTimers} from '../support/fake-timers.js'
 
 /** A HandFedInformer whose sync the test controls: hasSynced/waitForSync as the real Informer has them. */
 class GatedInformer extends HandFedInformer {

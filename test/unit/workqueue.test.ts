@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import {PerKeyRateLimiter} from '../../src/lib/backoff.js'
 import {WorkQueue} from '../../src/operator/runtime/workqueue.js'
+import {FakeTimers} from '../support/fake-timers.js'
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -42,15 +43,21 @@ describe('WorkQueue', () => {
     assert.equal(await got, 'z')
   })
 
-  it('addAfter delays, and the earliest pending time wins', async () => {
-    const queue = new WorkQueue({name: 't'})
+  it('addAfter delays, and the earliest pending time wins (a fake clock)', async () => {
+    const clock = new FakeTimers()
+    const queue = new WorkQueue({name: 't', clock})
     queue.addAfter('d', 200)
     queue.addAfter('d', 20)
     queue.addAfter('d', 500)
     assert.equal(queue.length, 0)
-    await new Promise((resolve) => setTimeout(resolve, 60))
+    await clock.advance(19)
+    assert.equal(queue.length, 0, 'not before 20 ms')
+    await clock.advance(1)
     assert.equal(queue.length, 1)
     assert.equal(await queue.get(), 'd')
+    queue.done('d')
+    await clock.advance(1000)
+    assert.equal(queue.length, 0, 'the later adds of the same key were dropped, not queued again')
   })
 
   it('addRateLimited uses the per-key backoff; forget resets it', () => {
@@ -90,12 +97,22 @@ describe('WorkQueue', () => {
     assert.equal(await queue.drain(20), false)
   })
 
-  it('addAfter a month (a certificate\'s expiry) waits, instead of firing at once past the timer limit', async () => {
+  it('addAfter a month (a certificate\'s expiry) waits a day at most (a timer fires at once past 2^31-1 ms)', async () => {
+    const clock = new FakeTimers()
+    const queue = new WorkQueue({name: 't', clock})
+    queue.addAfter('later', 30 * 24 * 60 * 60 * 1000)
+    await clock.advance(24 * 60 * 60 * 1000 - 1)
+    assert.equal(queue.length, 0, 'not at once')
+    await clock.advance(1)
+    assert.equal(await queue.get(), 'later', 'after a day (its reconcile asks again)')
+    queue.shutDown()
+  })
+
+  it('addAfter a month with real timers: an item due later than an overflowed timer would fire comes out first', async () => {
     const queue = new WorkQueue({name: 't'})
     queue.addAfter('later', 30 * 24 * 60 * 60 * 1000)
     queue.addAfter('soon', 5)
     assert.equal(await queue.get(), 'soon')
-    // The positive signal: an item due later than an overflowed timer would fire comes out first.
     queue.addAfter('sibling', 20)
     assert.equal(await queue.get(), 'sibling', 'the month-long wait fired early')
     assert.equal(queue.length, 0, 'the month-long wait fired early')

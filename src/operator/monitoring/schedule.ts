@@ -7,21 +7,11 @@
  */
 import {createHash} from 'node:crypto'
 
-export interface Timers {
-  now(): number
-  setTimeout(callback: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+import {systemClock, type Clock} from '../../lib/clock.js'
 
-export const realTimers: Timers = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms)
-    handle.unref?.()
-    return handle
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
+/** The scheduler's clock and timers (the shared Clock). */
+export type Timers = Clock
+export const realTimers: Timers = systemClock
 
 /** Where in its interval an endpoint's checks fall: [0, interval), uniform over ids. */
 export function phaseOffset(id: string, intervalMs: number): number {

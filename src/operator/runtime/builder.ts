@@ -14,6 +14,7 @@
  * manager's leadership; workers start only once every informer it watches or reads has synced. `stop()` removes
  * the controller and releases its informers (stopped when their last user lets go).
  */
+import type {Clock} from '../../lib/clock.js'
 import type {EventRecorder} from '../../kube/events.js'
 import type {KubeObject} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
@@ -58,6 +59,7 @@ export interface BuilderHost {
   readonly logger: Logger
   readonly metrics: OperatorMetrics
   readonly maxConcurrentReconciles: number
+  readonly timers?: Clock
   informer<T extends KubeObject>(request: InformerRequest<T>): Informer<T>
   releaseInformer<T extends KubeObject>(informer: Informer<T>): Promise<void>
   recorder(name: string): EventRecorder
@@ -118,6 +120,7 @@ export class ControllerBuilder {
       needLeaderElection: options.needLeaderElection,
       logger: manager.logger,
       metrics: manager.metrics,
+      clock: manager.timers,
     })
     manager.addController(controller)
     const acquired = this.acquired

@@ -3,6 +3,7 @@
  * reconciler. Per-key backoff on errors (5 s → 60 s), 409 conflicts requeued after a moment (the cache catching
  * up) without counting as failures, exceptions contained per reconcile, periodic resync of every key.
  */
+import {systemClock, type Clock} from '../../lib/clock.js'
 import {setMaxListeners} from 'node:events'
 import {KubeApiError, type KubeObject} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
@@ -63,6 +64,8 @@ export interface ControllerOptions {
    * runs on every replica, like a controller-runtime Runnable whose NeedLeaderElection() is false.
    */
   needLeaderElection?: boolean
+  /** Time and timers of requeues and the resync (the system clock by default; tests pass a fake one). */
+  clock?: Clock
 }
 
 export class Controller {
@@ -74,7 +77,8 @@ export class Controller {
   private abort?: AbortController
   private workerLoops: Promise<void>[] = []
   private unsubscribe: Array<() => void> = []
-  private resyncTimer?: NodeJS.Timeout
+  private resyncTimer?: unknown
+  private readonly clock: Clock
   private running = false
 
   constructor(private readonly options: ControllerOptions) {
@@ -82,7 +86,8 @@ export class Controller {
     this.needLeaderElection = options.needLeaderElection ?? true
     this.workers = Math.max(1, options.maxConcurrentReconciles ?? 4)
     this.logger = (options.logger ?? silentLogger).child({controller: options.name})
-    this.queue = new WorkQueue({name: options.name, metrics: options.metrics})
+    this.clock = options.clock ?? systemClock
+    this.queue = new WorkQueue({name: options.name, metrics: options.metrics, clock: this.clock})
   }
 
   get isRunning(): boolean {
@@ -109,7 +114,7 @@ export class Controller {
     this.abort = new AbortController()
     // Every in-flight call of every worker listens on it: more than Node's default of 10 listeners is expected.
     setMaxListeners(0, this.abort.signal)
-    if (this.queue.isShuttingDown) this.queue = new WorkQueue({name: this.name, metrics: this.options.metrics})
+    if (this.queue.isShuttingDown) this.queue = new WorkQueue({name: this.name, metrics: this.options.metrics, clock: this.clock})
     this.options.metrics?.maxConcurrentReconciles.set({controller: this.name}, this.workers)
     this.options.metrics?.activeWorkers.set({controller: this.name}, 0)
     for (const watch of this.options.watches) {
@@ -129,8 +134,13 @@ export class Controller {
     }
     const period = this.options.resyncPeriodMs ?? 10 * 60 * 60 * 1000
     if (period > 0) {
-      this.resyncTimer = setInterval(() => this.resync(), period)
-      this.resyncTimer.unref()
+      const every = () => {
+        this.resyncTimer = this.clock.setTimeout(() => {
+          this.resync()
+          every()
+        }, period)
+      }
+      every()
     }
     // Workers start only once every cache they read has synced (controller-runtime's WaitForCacheSync): before
     // that, "not in the cache" would not mean "gone". Keys queued meanwhile wait in the queue.
@@ -165,7 +175,7 @@ export class Controller {
     if (!this.running) return true
     this.running = false
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe()
-    clearInterval(this.resyncTimer)
+    this.clock.clearTimeout(this.resyncTimer)
     if (options.abortInFlight) this.abort?.abort()
     this.queue.shutDown()
     const drained = await this.queue.drain(options.graceMs ?? 30_000)

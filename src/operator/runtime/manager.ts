@@ -4,6 +4,7 @@
  * metrics and probe servers, and graceful shutdown (stop intake, drain in-flight reconciles within the grace
  * period, release the lease, close the servers).
  */
+import {systemClock, type Clock} from '../../lib/clock.js'
 import {hostname} from 'node:os'
 import {randomUUID} from 'node:crypto'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
@@ -59,6 +60,8 @@ export interface ManagerOptions {
   metrics?: OperatorMetrics
   /** The clock of time-driven decisions (orphan thresholds, certificate expiry); tests move it. Default Date.now. */
   clock?: () => number
+  /** Timers of the controllers' requeues and resyncs (the system clock by default; unit tests pass a fake one). */
+  timers?: Clock
   /** Informer tuning (tests use short timeouts). */
   informerDefaults?: Pick<InformerOptions<KubeObject>, 'idleTimeoutMs' | 'watchTimeoutSeconds' | 'backoff'>
 }
@@ -101,6 +104,7 @@ export class Manager {
   readonly maxConcurrentReconciles: number
   readonly maxConcurrentSyncs: number
   readonly clock: () => number
+  readonly timers: Clock
   private readonly informers = new Map<string, SharedInformer>()
   private readonly controllers = new Set<Controller>()
   private leading = false
@@ -122,6 +126,7 @@ export class Manager {
     this.maxConcurrentReconciles = options.maxConcurrentReconciles ?? 4
     this.maxConcurrentSyncs = options.maxConcurrentSyncs ?? DEFAULT_MAX_CONCURRENT_SYNCS
     this.clock = options.clock ?? Date.now
+    this.timers = options.timers ?? systemClock
     this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
   }
 

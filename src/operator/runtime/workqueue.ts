@@ -4,13 +4,15 @@
  * rate-limited adds; shutdown that lets in-flight work finish.
  */
 import {PerKeyRateLimiter} from '../../lib/backoff.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export interface WorkQueueOptions {
   name: string
   rateLimiter?: PerKeyRateLimiter
   metrics?: OperatorMetrics
-  now?: () => number
+  /** Time and timers of delayed adds (the system clock by default; tests pass a fake one). */
+  clock?: Clock
 }
 
 /** The longest a key waits in addAfter (see there). */
@@ -22,18 +24,18 @@ export class WorkQueue {
   private readonly processing = new Set<string>()
   private readonly addedAt = new Map<string, number>()
   private readonly startedAt = new Map<string, number>()
-  private readonly waiting = new Map<string, {at: number; timer: NodeJS.Timeout}>()
+  private readonly waiting = new Map<string, {at: number; timer: unknown}>()
   private readonly waiters: Array<(key: string | undefined) => void> = []
   private readonly idleWaiters: Array<() => void> = []
   private shuttingDown = false
   readonly rateLimiter: PerKeyRateLimiter
   private readonly labels: {name: string; controller: string}
-  private readonly now: () => number
+  private readonly clock: Clock
 
   constructor(private readonly options: WorkQueueOptions) {
     this.rateLimiter = options.rateLimiter ?? new PerKeyRateLimiter()
     this.labels = {name: options.name, controller: options.name}
-    this.now = options.now ?? (() => performance.now())
+    this.clock = options.clock ?? systemClock
   }
 
   get length(): number {
@@ -52,7 +54,7 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return
     this.options.metrics?.workqueueAdds.inc(this.labels)
     this.dirty.add(key)
-    this.addedAt.set(key, this.now())
+    this.addedAt.set(key, this.clock.now())
     if (this.processing.has(key)) return
     this.push(key)
   }
@@ -64,15 +66,14 @@ export class WorkQueue {
     // A timer fires at once past 2^31-1 ms (~24.8 days); a key asked back later than a day comes back after a day
     // (and its reconcile asks again), like controller-runtime's periodic resync covers long waits.
     ms = Math.min(ms, MAX_DELAY_MS)
-    const at = this.now() + ms
+    const at = this.clock.now() + ms
     const pending = this.waiting.get(key)
     if (pending && pending.at <= at) return
-    if (pending) clearTimeout(pending.timer)
-    const timer = setTimeout(() => {
+    if (pending) this.clock.clearTimeout(pending.timer)
+    const timer = this.clock.setTimeout(() => {
       this.waiting.delete(key)
       this.add(key)
     }, ms)
-    timer.unref?.()
     this.waiting.set(key, {at, timer})
   }
 
@@ -101,7 +102,7 @@ export class WorkQueue {
   done(key: string): void {
     const started = this.startedAt.get(key)
     if (started !== undefined) {
-      this.options.metrics?.workqueueWorkDuration.observe(this.labels, (this.now() - started) / 1000)
+      this.options.metrics?.workqueueWorkDuration.observe(this.labels, (this.clock.now() - started) / 1000)
       this.startedAt.delete(key)
     }
     this.processing.delete(key)
@@ -113,7 +114,7 @@ export class WorkQueue {
   /** Stops intake: pending delayed adds are dropped, waiting workers get undefined. */
   shutDown(): void {
     this.shuttingDown = true
-    for (const {timer} of this.waiting.values()) clearTimeout(timer)
+    for (const {timer} of this.waiting.values()) this.clock.clearTimeout(timer)
     this.waiting.clear()
     this.queue.length = 0
     this.dirty.clear()
@@ -135,7 +136,7 @@ export class WorkQueue {
 
   /** Seconds of work in progress that have not been observed yet (workqueue_unfinished_work_seconds). */
   unfinishedWorkSeconds(): number {
-    const now = this.now()
+    const now = this.clock.now()
     let total = 0
     for (const started of this.startedAt.values()) total += (now - started) / 1000
     return total
@@ -152,9 +153,9 @@ export class WorkQueue {
     this.dirty.delete(key)
     this.processing.add(key)
     const added = this.addedAt.get(key)
-    if (added !== undefined) this.options.metrics?.workqueueQueueDuration.observe(this.labels, (this.now() - added) / 1000)
+    if (added !== undefined) this.options.metrics?.workqueueQueueDuration.observe(this.labels, (this.clock.now() - added) / 1000)
     this.addedAt.delete(key)
-    this.startedAt.set(key, this.now())
+    this.startedAt.set(key, this.clock.now())
     this.updateDepth()
     return key
   }
