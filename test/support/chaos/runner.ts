@@ -124,8 +124,9 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   try {
     const prefix = `x${randomBytes(3).toString('hex')}`
     const namespace = await freshNamespace(client, `chaos-${prefix}`)
-    const ctx: WorkloadContext = {client, prefix, namespace}
+    const ctx: WorkloadContext = {client, prefix, namespace, operatorNamespace: ''}
     const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, workload.config(ctx))
+    ctx.operatorNamespace = operatorNamespace
     const replace: Array<[string, string]> = [[`cluster-${operatorNamespace}`, '<cluster>'], [operatorNamespace, '<opns>'], [namespace, '<ns>'], [prefix, '<P>']]
     proxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
     const kubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), proxy.url, 'replaced-by-the-proxy')
@@ -291,6 +292,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       {group: '', version: 'v1', plural: 'persistentvolumes'},
       {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
       {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
+      {group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace},
     ]
     for (const ref of sources) {
       const items = await listOrEmpty(client, ref)

@@ -12,6 +12,8 @@ export interface WorkloadContext {
   prefix: string
   /** The workload's own namespace (Ingresses, Velero objects, meta secrets, pods). */
   namespace: string
+  /** The operator's namespace (its OperatorConfig `default`), for workloads that change the operator's settings. */
+  operatorNamespace: string
 }
 
 export type Step = (ctx: WorkloadContext) => Promise<void>
@@ -41,6 +43,8 @@ const pvs = (name?: string): ResourceRef => ({group: '', version: 'v1', plural: 
 const velero = (plural: string, namespace: string, name?: string): ResourceRef => ({group: 'velero.io', version: 'v1', plural, namespace, name})
 const secrets = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
 const pods = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'pods', namespace, name})
+const certificates = (namespace: string, name?: string): ResourceRef => ({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace, name})
+const operatorConfig = (namespace: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 
 /** Only the features a workload needs: the others would discover what other cases left behind. */
 const only = (enabled: Record<string, Record<string, unknown>>) => ({
@@ -223,4 +227,64 @@ const appWorkloads: Workload[] = [
   {name: 'k8sapp-present', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
 ]
 
-export const workloads: Workload[] = [endpointWorkload, hostWorkload, volumeWorkload, ...backupWorkloads, ...appWorkloads]
+/** cert-manager's status as it writes it: fixed times, so two runs compare equal. */
+const certificateStatus = (notAfter: string, revision: number) => ({status: {
+  conditions: [{type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', lastTransitionTime: '2026-01-01T00:00:00Z'}],
+  notBefore: '2026-01-01T00:00:00Z', notAfter, renewalTime: '2036-01-01T00:00:00Z', revision,
+}})
+
+const certificateWorkload: Workload = {
+  name: 'certificate',
+  feature: 'certificate',
+  sources: ['cert-manager.io/certificates'],
+  config: () => only({certificate_discovery: {enabled: true}}),
+  steps: [
+    async ({client, namespace, prefix}) => {
+      for (const name of ['api', 'shop']) {
+        await client.create(certificates(namespace), {
+          apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: `${prefix}-${name}`, namespace},
+          spec: {secretName: `${prefix}-${name}-tls`, dnsNames: [`${prefix}-${name}.example.com`], issuerRef: {name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io'}},
+        })
+      }
+    },
+    // Issued, then renewed (a new notAfter, a new revision).
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch({...certificates(namespace, `${prefix}-api`), subresource: 'status'}, certificateStatus('2036-06-01T00:00:00Z', 1))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch({...certificates(namespace, `${prefix}-api`), subresource: 'status'}, certificateStatus('2036-09-01T00:00:00Z', 2))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.delete(certificates(namespace, `${prefix}-shop`))
+    },
+  ],
+}
+
+/**
+ * The operator's own transition: endpoint discovery switched off and on again while a user deletes an Ingress it
+ * holds a finalizer on (the delete must not wait for discovery to come back) and creates another.
+ */
+const endpointToggleWorkload: Workload = {
+  name: 'endpoint-toggle',
+  feature: 'endpoint',
+  sources: ['networking.k8s.io/ingresses'],
+  config: () => only({endpoint_discovery: {enabled: true}}),
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'a', [`${prefix}-a.example.com`]))
+      await client.create(ingresses(namespace), ingress(namespace, 'b', [`${prefix}-b.example.com`]))
+    },
+    async ({client, operatorNamespace}) => {
+      await client.mergePatch(operatorConfig(operatorNamespace), {spec: {endpoint_discovery: {enabled: false}}})
+    },
+    async ({client, namespace, prefix}) => {
+      await client.delete(ingresses(namespace, 'a'))
+      await client.create(ingresses(namespace), ingress(namespace, 'c', [`${prefix}-c.example.com`]))
+    },
+    async ({client, operatorNamespace}) => {
+      await client.mergePatch(operatorConfig(operatorNamespace), {spec: {endpoint_discovery: {enabled: true}}})
+    },
+  ],
+}
+
+export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...appWorkloads]
