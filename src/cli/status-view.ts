@@ -9,6 +9,7 @@ import {allCrds, findCrd} from '../crds/index.js'
 import type {CrdDefinition, PrinterColumn} from '../crds/define.js'
 import type {Inventory, InventoryObject} from '../kube/resources-inventory.js'
 import {renderTable} from './table.js'
+import type {HeldObject} from '../operator/held.js'
 
 // -- messages -----------------------------------------------------------------------------------------------------
 
@@ -228,6 +229,8 @@ export interface StatusReport {
   cluster: string
   operatorConfigs: OperatorConfigDocument[]
   resources: ResourceRow[]
+  /** Objects whose deletion waits on a finalizer of the operator (users' sources, Services, CRs). */
+  held: HeldObject[]
 }
 
 export function operatorConfigDocument(object: InventoryObject): OperatorConfigDocument {
@@ -242,7 +245,7 @@ export function operatorConfigDocument(object: InventoryObject): OperatorConfigD
 }
 
 /** The report of an inventory: OperatorConfigs by namespace/name, resources by kind (allCrds order), namespace, name. */
-export function statusReport(cluster: string, inventory: Pick<Inventory, 'operatorConfigs' | 'listings'>, now: number): StatusReport {
+export function statusReport(cluster: string, inventory: Pick<Inventory, 'operatorConfigs' | 'listings'>, now: number, held: HeldObject[] = []): StatusReport {
   const order = (kind: string) => allCrds.findIndex((def) => def.kind === kind)
   const resources = inventory.listings
     .flatMap(({def, items}) => items.map((item) => resourceRow(def, item, now)))
@@ -252,7 +255,19 @@ export function statusReport(cluster: string, inventory: Pick<Inventory, 'operat
       (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') ||
       (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
     .map(operatorConfigDocument)
-  return {cluster, operatorConfigs, resources}
+  const sortedHeld = [...held].sort((a, b) => a.kind.localeCompare(b.kind) || (a.namespace ?? '').localeCompare(b.namespace ?? '') || a.name.localeCompare(b.name))
+  return {cluster, operatorConfigs, resources, held: sortedHeld}
+}
+
+export const HELD_HEADING = 'Deleting, held by a finalizer of the operator'
+export const HELD_HINT =
+  'They go once the operator runs again (its Deployment, or `polycrate operator run`), which finishes their cleanup ' +
+  '(API objects, load balancers); `polycrate operator uninstall` releases its finalizers without it.'
+
+/** The objects whose deletion waits on the operator, with what to do about it. */
+export function renderHeld(held: readonly HeldObject[], now: number): string {
+  const rows = held.map((object) => [object.kind, dash(object.namespace), object.name, formatAge(object.deletingSince, now), object.finalizers.join(', ')])
+  return `${underline(HELD_HEADING, '-')}\n${indent(renderTable(['KIND', 'NAMESPACE', 'NAME', 'DELETING FOR', 'FINALIZER'], rows))}\n${HELD_HINT}`
 }
 
 // -- colours ------------------------------------------------------------------------------------------------------
@@ -435,5 +450,6 @@ export function renderStatus(report: StatusReport, options: RenderOptions): stri
     .filter(({rows}) => rows.length > 0)
   if (sections.length === 0) blocks.push(NO_RESOURCES)
   for (const {def, rows} of sections) blocks.push(renderKindSection(def, rows, options))
+  if (report.held.length > 0) blocks.push(renderHeld(report.held, options.now))
   return blocks.join('\n\n')
 }

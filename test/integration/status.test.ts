@@ -189,6 +189,31 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     assert.match(error!.message, /^Forbidden \(403\): your identity may not list polycrate\.io resources\. /)
   })
 
+  it('objects whose deletion waits on a finalizer of the operator are listed, with what to do', async () => {
+    const held = await freshNamespace(client, 'status-held')
+    const ingress = {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace: held, name: 'web'}
+    await client.create({...ingress, name: undefined}, {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+      metadata: {name: 'web', namespace: held, finalizers: ['endpoints.polycrate.io/discovery-cleanup', 'example.com/other']},
+      spec: {rules: [{host: 'web.example.com'}]},
+    })
+    await client.delete(ingress)
+    try {
+      const {stdout, error} = await status('-n', held)
+      assert.equal(error, undefined, error?.message)
+      assert.match(stdout, /^Deleting, held by a finalizer of the operator$/m)
+      assert.match(stdout, new RegExp(`^\\s+Ingress\\s+${held}\\s+web\\s+\\d+s\\s+endpoints\\.polycrate\\.io/discovery-cleanup$`, 'm'), 'only our finalizer is named')
+      assert.match(stdout, /`polycrate operator uninstall` releases its finalizers without it\.$/m)
+      const report = JSON.parse((await status('-n', held, '-o', 'json')).stdout) as StatusReport
+      assert.deepEqual(report.held.map(({kind, namespace, name, finalizers}) => ({kind, namespace, name, finalizers})),
+        [{kind: 'Ingress', namespace: held, name: 'web', finalizers: ['endpoints.polycrate.io/discovery-cleanup']}])
+      const elsewhere = JSON.parse((await status('-n', ns, '-o', 'json')).stdout) as StatusReport
+      assert.deepEqual(elsewhere.held, [], 'another namespace holds nothing')
+    } finally {
+      await client.mergePatch(ingress, {metadata: {finalizers: null}})
+    }
+  })
+
   it('paged lists follow real continue tokens', async () => {
     for (let i = 0; i < 5; i++) await createWithStatus(client, 'Host', ns, `paged-${i}`, {name: `paged-${i}`, hostname: `paged-${i}`})
     const hosts = findCrd('Host')!

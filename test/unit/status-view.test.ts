@@ -453,7 +453,7 @@ describe('status view', () => {
   describe('renderStatus and the report', () => {
     it('an empty cluster: title, cluster, no OperatorConfig, no resources', () => {
       const report = statusReport('https://k8s.example:6443', {operatorConfigs: [], listings: []}, NOW)
-      assert.deepEqual(report, {cluster: 'https://k8s.example:6443', operatorConfigs: [], resources: []})
+      assert.deepEqual(report, {cluster: 'https://k8s.example:6443', operatorConfigs: [], resources: [], held: []})
       assert.equal(renderStatus(report, {now: NOW}), [
         'Polycrate Operator Status',
         '=========================',

@@ -16,6 +16,7 @@ import {KubeClient} from '../../kube/client.js'
 import {describeKubeError} from '../../kube/errors.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
 import {collectInventory, CrdsMissingError} from '../../kube/resources-inventory.js'
+import {heldObjects, type HeldObject} from '../../operator/held.js'
 
 export default class Status extends JsonAwareCommand {
   static override summary =
@@ -26,8 +27,10 @@ export default class Status extends JsonAwareCommand {
     'kind with NAMESPACE, NAME, the kind\'s own `kubectl get` columns (e.g. ISSUER, READY, STATUS for Certificates; ' +
     'dates as ages), PHASE, SYNC (status.syncStatus / status.sync_status), API ID (status.apiID / status.api_id) and ' +
     'AGE; kinds without objects are left out. Before them, the OperatorConfig: its phase, the workspace and ' +
-    'organization resolved from the agent token, the local cluster, its conditions and controllers.\n\n' +
-    '-o json / -o yaml (or --json) print one document: {cluster, operatorConfigs, resources}; each resource carries ' +
+    'organization resolved from the agent token, the local cluster, its conditions and controllers. After them, the ' +
+    'objects whose deletion waits on a finalizer of the operator (users\' Ingresses, HTTPRoutes and Services, and ' +
+    'polycrate.io objects), with what lets them go.\n\n' +
+    '-o json / -o yaml (or --json) print one document: {cluster, operatorConfigs, resources, held}; each resource carries ' +
     'its kind\'s columns as `columns` (raw values, dates as timestamps). With --namespace only that namespace is ' +
     'read, and the cluster-scoped Artifacts are left out unless asked for with --kind.'
 
@@ -74,11 +77,13 @@ export default class Status extends JsonAwareCommand {
     let client: KubeClient | undefined
     let server: string
     let inventory: Awaited<ReturnType<typeof collectInventory>>
+    let held: HeldObject[]
     try {
       const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
       server = loaded.server
       client = KubeClient.from(loaded)
       inventory = await collectInventory(client, {kinds: selection.kinds, namespace})
+      held = await heldObjects(client, {namespace})
     } catch (error) {
       if (error instanceof CrdsMissingError) return this.error(CRDS_MISSING, {exit: 1})
       return this.error(describeKubeError(error, 'list polycrate.io resources'), {exit: 1})
@@ -88,7 +93,7 @@ export default class Status extends JsonAwareCommand {
 
     if (inventory.missing.length > 0) this.logToStderr(`Warning: ${missingKindsWarning(inventory.missing)}`)
     const now = Date.now()
-    const report = statusReport(server, inventory, now)
+    const report = statusReport(server, inventory, now, held)
     if (this.jsonEnabled()) return report
     switch (flags.output) {
       case 'json':
