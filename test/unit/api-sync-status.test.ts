@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import {apiSyncStatus, type ApiSyncOutcome} from '../../src/operator/agent/api-sync-status.js'
-import {slug} from '../../src/operator/agent/api-sync-feature.js'
+import {slug} from '../../src/operator/agent/api-sync-agent.js'
 
 const connected = (workspace = 'production', clusterId = 'c1'): ApiSyncOutcome => ({
   kind: 'connected',

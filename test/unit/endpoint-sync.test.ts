@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {endpointSpec} from '../../src/crds/endpoint.js'
 import {apiEndpointName, endpointPayload} from '../../src/operator/kinds/endpoint/payload.js'
 import {configHash} from '../../src/operator/sync/hash.js'
-import {isTerminal, statusUnchanged, syncStatusPatch} from '../../src/operator/sync/engine.js'
+import {isTerminal, statusUnchanged, syncStatusPatch} from '../../src/operator/sync/status.js'
 import {ApiAuthError, ApiNetworkError, ApiServerError, ApiValidationError} from '../../src/api/index.js'
 
 const spec = (extra: object = {}) => endpointSpec.parse({remoteAddress: 'app.example.com', remotePort: 443, tls: true, path: '/health', timeout: 5, interval: 60, expectedStatusCodes: [200], ...extra})

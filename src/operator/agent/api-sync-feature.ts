@@ -18,7 +18,6 @@ import type {ApiSession} from './api-session.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import {ApiSyncAgent, type SecretObject} from './api-sync-agent.js'
 
-export {slug} from './api-sync-agent.js'
 
 export function createApiSyncFeature(session: ApiSession): Feature {
   return {

@@ -25,7 +25,6 @@ import {contentChanged} from '../runtime/predicates.js'
 import type {ServiceScope} from './load-balancer.js'
 import {LoadBalancerReconciler, type NodeObject, type ServiceObject} from './load-balancer-reconciler.js'
 
-export {IP_POLL_MS} from './load-balancer-reconciler.js'
 
 export function slimLbNode(node: KubeObject): KubeObject {
   const n = node as NodeObject

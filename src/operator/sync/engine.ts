@@ -33,7 +33,6 @@ import type {ApiObject, SyncDeclaration, SyncObject, RelatedCache} from './decla
 export type {ApiObject, RelatedCache, SyncDeclaration, SyncObject} from './declaration.js'
 
 
-export {createDelayMs, failureReason, isTerminal, missingFromInventory, statusUnchanged, syncStatusPatch, type SyncState} from './status.js'
 
 export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>(
   session: ApiSession,

@@ -24,7 +24,6 @@ import {specMetadataOrDeletionChanged} from '../../runtime/predicates.js'
 import {credentialsRef} from './mapping.js'
 import {K8sClusterRegistrar, type ClusterObject} from './registrar.js'
 
-export {probeApiServer} from './probe.js'
 
 
 export function K8sClusterReconciler(session: ApiSession): Feature {
