@@ -17,7 +17,7 @@ const {values} = parseArgs({options: {
 const seed = Number(values.seed)
 const minutes = Number(values.minutes)
 if (!Number.isInteger(seed) || seed < 0 || !(minutes > 0)) {
-  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|backup|k8sapp] [--case <workload>:<n>]\n')
+  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|certificate|backup|k8sapp] [--case <workload>:<n>]\n')
   process.exit(2)
 }
 const log = (line: string) => {
