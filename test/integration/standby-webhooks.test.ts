@@ -95,8 +95,10 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     await eventually(async () => heartbeats() > 0, 30_000, 'the first heartbeat of the new leader')
     const status = await eventually(async () => {
       const object = await client.get<OperatorConfigObject>(configRef(namespace))
-      return object.status?.controllers?.some((c) => c.name === 'endpoint-discovery' && c.running) ? object.status : undefined
-    }, 30_000, 'feature states written by the new leader')
+      // The feature states and the API sync condition are two status writes: wait until both are there.
+      const written = object.status?.controllers?.some((c) => c.name === 'endpoint-discovery' && c.running) && object.status?.conditions?.some((c) => c.type === 'APIConnected')
+      return written ? object.status : undefined
+    }, 30_000, 'feature states and the APIConnected condition written by the new leader')
     assert.equal(status.conditions?.find((c) => c.type === 'APIConnected')?.status, 'True')
     assert.equal((await negotiate()).status, 200)
     const starts = logs.filter((line) => line.msg === 'feature started' && line.feature === 'external-dns-webhook')
