@@ -3,7 +3,12 @@
  * from their CRD definitions: `crdResource`). One table, so a resource's group and version are written once: a
  * ref to one object is `{...resources.secrets, namespace, name}`.
  */
-import type {ResourceRef} from './client.js'
+import type {KubeObject, ResourceRef} from './client.js'
+
+/** The ref of one object of `resource` (optionally a subresource of it). */
+export function objectRef(resource: ResourceRef, object: KubeObject, subresource?: string): ResourceRef {
+  return {...resource, namespace: object.metadata?.namespace, name: object.metadata?.name, subresource}
+}
 
 export const resources = {
   // core

@@ -32,7 +32,7 @@ describe('finalizer (kube-rs finalizer(): Apply / Cleanup)', () => {
 
   const make = (crd: KubeObject | 'gone' = {metadata: {name: 'things.polycrate.io'}}) => {
     const {client, patches} = fakeClient(crd === 'gone' ? undefined : crd)
-    const finalizer = new Finalizer<KubeObject>({client, name: NAME, refOf: (o) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'things', namespace: o.metadata?.namespace, name: o.metadata?.name}), crd: 'things.polycrate.io'})
+    const finalizer = new Finalizer<KubeObject>({client, name: NAME, resource: {group: 'polycrate.io', version: 'v1alpha1', plural: 'things'}, crd: 'things.polycrate.io'})
     return {finalizer, patches}
   }
   const signal = new AbortController().signal

@@ -13,7 +13,7 @@ import {
 } from '../../api/index.js'
 import type {KubeClient, KubeObject} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
-import {resources} from '../../kube/resources.js'
+import {objectRef, resources} from '../../kube/resources.js'
 import type {Logger} from '../../lib/logger.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
@@ -60,7 +60,7 @@ export class LoadBalancerReconciler {
   readonly finalizer: Finalizer<ServiceObject>
 
   constructor(private readonly options: LoadBalancerReconcilerOptions) {
-    this.finalizer = new Finalizer<ServiceObject>({client: options.client, name: finalizers.loadBalancerCleanup, refOf: (service) => this.refOf(service)})
+    this.finalizer = new Finalizer<ServiceObject>({client: options.client, name: finalizers.loadBalancerCleanup, resource: resources.services})
   }
 
   async reconcile({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -155,10 +155,6 @@ export class LoadBalancerReconciler {
   private async writeIngress(service: ServiceObject, ip: string | undefined, signal: AbortSignal): Promise<void> {
     if (ingressUpToDate(service, ip)) return
     // A merge patch would merge into the old ingress list's fields; the whole loadBalancer is replaced.
-    await this.options.client.mergePatch(this.refOf(service, 'status'), {status: {loadBalancer: {ingress: ingressStatus(ip).ingress ?? null}}}, {signal})
-  }
-
-  private refOf(service: ServiceObject, subresource?: string) {
-    return {...resources.services, namespace: service.metadata.namespace, name: service.metadata.name, subresource}
+    await this.options.client.mergePatch(objectRef(resources.services, service, 'status'), {status: {loadBalancer: {ingress: ingressStatus(ip).ingress ?? null}}}, {signal})
   }
 }

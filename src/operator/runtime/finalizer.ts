@@ -9,6 +9,7 @@
  * released.
  */
 import type {KubeClient, KubeObject, ResourceRef} from '../../kube/client.js'
+import {objectRef} from '../../kube/resources.js'
 import {crdGoing} from './crd-gate.js'
 
 /** What a reconcile does with an object, by its deletion mark and our finalizer (pure). */
@@ -24,17 +25,18 @@ function finalizersOf(object: KubeObject): string[] {
   return Array.isArray(list) ? (list as string[]) : []
 }
 
-export interface FinalizerOptions<T extends KubeObject> {
+export interface FinalizerOptions {
   client: KubeClient
   /** The finalizer's name (from the conventions module). */
   name: string
-  refOf: (object: T) => ResourceRef
+  /** The object's resource (group, version, plural). */
+  resource: ResourceRef
   /** The CRD of the object, when it is a custom resource. */
   crd?: string
 }
 
 export class Finalizer<T extends KubeObject> {
-  constructor(private readonly options: FinalizerOptions<T>) {}
+  constructor(private readonly options: FinalizerOptions) {}
 
   get name(): string {
     return this.options.name
@@ -72,6 +74,6 @@ export class Finalizer<T extends KubeObject> {
   }
 
   private async write(object: T, finalizers: string[], signal: AbortSignal): Promise<void> {
-    await this.options.client.mergePatch(this.options.refOf(object), {metadata: {finalizers, resourceVersion: object.metadata?.resourceVersion}}, {signal})
+    await this.options.client.mergePatch(objectRef(this.options.resource, object), {metadata: {finalizers, resourceVersion: object.metadata?.resourceVersion}}, {signal})
   }
 }

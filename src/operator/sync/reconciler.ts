@@ -17,6 +17,7 @@ import type {RelatedCache, SyncDeclaration, SyncObject} from './declaration.js'
 import {configHash} from './hash.js'
 import type {InventoryItem, InventoryLoader} from './inventory-loader.js'
 import {createDelayMs, failureReason, isTerminal, missingFromInventory, statusUnchanged, syncStatusPatch, type SyncState} from './status.js'
+import {objectRef} from '../../kube/resources.js'
 
 export interface SyncReconcilerOptions<Spec, Body, Api extends InventoryItem, Links> {
   declaration: SyncDeclaration<Spec, Body, Api, Links>
@@ -50,7 +51,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     this.style = this.declaration.crd.statusStyle ?? 'snake'
     this.fields = syncStatusFields(this.style)
     this.finalizer = new Finalizer<SyncObject<Spec>>({
-      client: options.client, name: this.declaration.finalizer, refOf: (object) => this.refOf(object), crd: crdFullName(this.declaration.crd),
+      client: options.client, name: this.declaration.finalizer, resource: crdResource(this.declaration.crd), crd: crdFullName(this.declaration.crd),
     })
   }
 
@@ -112,15 +113,11 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   /** Writes the status patch unless it would change nothing. */
   async writeStatus(object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     if (statusUnchanged(object.status, patch)) return
-    await this.options.client.mergePatch(this.refOf(object, 'status'), {apiVersion: API_VERSION, kind: this.declaration.crd.kind, status: patch}, {signal})
+    await this.options.client.mergePatch(objectRef(crdResource(this.declaration.crd), object, 'status'), {apiVersion: API_VERSION, kind: this.declaration.crd.kind, status: patch}, {signal})
   }
 
   private status(object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}): Record<string, unknown> {
     return syncStatusPatch(this.style, object.status, object.metadata.generation, state, synced, new Date().toISOString())
-  }
-
-  private refOf(object: SyncObject<Spec>, subresource?: string) {
-    return {...crdResource(this.declaration.crd), namespace: object.metadata.namespace, name: object.metadata.name, subresource}
   }
 
   /** The finalizer's Apply/Cleanup: true when the CR is being deleted (cleaned up or released; nothing else to do). */

@@ -22,6 +22,7 @@ import type {Feature} from '../../runtime/feature.js'
 import {READ} from '../../permissions.js'
 import type {ReconcileContext} from '../../runtime/controller.js'
 import {configHash} from '../../sync/hash.js'
+import {objectRef} from '../../../kube/resources.js'
 
 type AppObject = CustomObject<K8sAppSpec, K8sAppStatus>
 
@@ -80,7 +81,7 @@ export function K8sAppPodStatusController(session: ApiSession): Feature {
           throw error
         }
         const {pods_details: _details, ...figures} = summary
-        await manager.client.mergePatch({...resource, namespace: app.metadata.namespace, name: app.metadata.name, subresource: 'status'}, {
+        await manager.client.mergePatch(objectRef(resource, app, 'status'), {
           apiVersion: API_VERSION, kind: k8sAppCrd.kind, status: {...figures, pods_status_updated_at: at},
         }, {signal})
         logger.debug('pod status reported', {app: key, pods: summary.pods_total, ready: summary.pods_ready})

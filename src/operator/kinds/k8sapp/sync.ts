@@ -29,6 +29,7 @@ import {podStatus} from './pods.js'
 import {configHash} from '../../sync/hash.js'
 import {k8sAppPayload} from './payload.js'
 import {defineSync} from '../../sync/engine.js'
+import {objectRef} from '../../../kube/resources.js'
 
 interface Links {
   blockId?: string
@@ -138,7 +139,7 @@ export function K8sAppEndpointLinker(): Feature {
         for (const endpoint of endpoints.cache.listNamespace(app.metadata.namespace ?? '')) {
           if (endpoint.spec?.k8sAppName !== name || endpoint.status?.k8sAppID === id || endpoint.metadata.annotations?.[annotations.k8sAppId] === id) continue
           if (endpoint.metadata.deletionTimestamp) continue
-          await manager.client.mergePatch({...endpointsResource, namespace: endpoint.metadata.namespace, name: endpoint.metadata.name}, {metadata: {annotations: {[annotations.k8sAppId]: id}}}, {signal})
+          await manager.client.mergePatch(objectRef(endpointsResource, endpoint), {metadata: {annotations: {[annotations.k8sAppId]: id}}}, {signal})
         }
       })
       return {stop: () => running.stop()}

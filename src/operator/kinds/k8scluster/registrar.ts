@@ -21,6 +21,7 @@ import {configHash} from '../../sync/hash.js'
 import {statusUnchanged} from '../../sync/status.js'
 import {clusterPayload, credentialsRef, probeResult, probeTarget, slotHolder, type ClusterPhase} from './mapping.js'
 import {probeApiServer} from './probe.js'
+import {objectRef} from '../../../kube/resources.js'
 
 export type ClusterObject = CustomObject<K8sClusterSpec, Record<string, unknown>>
 
@@ -107,7 +108,7 @@ export class K8sClusterRegistrar {
   private readonly resource = crdResource(k8sClusterCrd)
 
   constructor(private readonly options: K8sClusterRegistrarOptions) {
-    this.finalizer = new Finalizer<ClusterObject>({client: options.client, name: finalizers.k8sCluster, refOf: (object) => this.refOf(object), crd: crdFullName(k8sClusterCrd)})
+    this.finalizer = new Finalizer<ClusterObject>({client: options.client, name: finalizers.k8sCluster, resource: this.resource, crd: crdFullName(k8sClusterCrd)})
   }
 
   async reconcile({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -120,7 +121,7 @@ export class K8sClusterRegistrar {
     const {phase, sync} = await this.registration(object, key, probe, signal)
     const {patch, message} = clusterStatus(object.status, object.metadata.generation, probe, phase, sync, now)
     if (!statusUnchanged(object.status, patch)) {
-      await this.options.client.mergePatch(this.refOf(object, 'status'), {apiVersion: API_VERSION, kind: 'K8sCluster', status: patch}, {signal})
+      await this.options.client.mergePatch(objectRef(this.resource, object, 'status'), {apiVersion: API_VERSION, kind: 'K8sCluster', status: patch}, {signal})
     }
     if (object.status?.phase !== phase || object.status?.message !== message) {
       logger.info('K8sCluster probed', {phase, reason: phase === probe.phase ? probe.reason : sync.reason})
@@ -215,9 +216,5 @@ export class K8sClusterRegistrar {
       if (error instanceof KubeApiError && error.status === 404) return undefined
       throw error
     }
-  }
-
-  private refOf(object: ClusterObject, subresource?: string) {
-    return {...this.resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource}
   }
 }

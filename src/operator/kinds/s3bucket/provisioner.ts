@@ -8,7 +8,7 @@ import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../..
 import {s3BucketCrd, type S3BucketSpec} from '../../../crds/s3-bucket.js'
 import type {KubeClient, KubeObject} from '../../../kube/client.js'
 import type {EventRecorder} from '../../../kube/events.js'
-import {resources} from '../../../kube/resources.js'
+import {objectRef, resources} from '../../../kube/resources.js'
 import type {Logger} from '../../../lib/logger.js'
 import type {ApiSession} from '../../agent/api-session.js'
 import {finalizers} from '../../conventions.js'
@@ -58,7 +58,7 @@ export class S3BucketProvisioner {
   private readonly resource = crdResource(s3BucketCrd)
 
   constructor(private readonly options: S3BucketProvisionerOptions) {
-    this.finalizer = new Finalizer<S3BucketObject>({client: options.client, name: finalizers.s3Bucket, refOf: (object) => this.refOf(object), crd: crdFullName(s3BucketCrd)})
+    this.finalizer = new Finalizer<S3BucketObject>({client: options.client, name: finalizers.s3Bucket, resource: this.resource, crd: crdFullName(s3BucketCrd)})
   }
 
   async reconcile({key, logger, signal}: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -219,14 +219,10 @@ export class S3BucketProvisioner {
     }
   }
 
-  private refOf(object: S3BucketObject, subresource?: string) {
-    return {...this.resource, namespace: object.metadata.namespace, name: object.metadata.name, subresource}
-  }
-
   private async writeStatus(object: S3BucketObject, phase: S3Phase, reason: string, message: string, facts: S3StatusFacts, signal: AbortSignal): Promise<void> {
     const patch = s3StatusPatch(object.status, object.metadata.generation, {phase, reason, message}, facts, new Date().toISOString())
     if (statusUnchanged(object.status, patch)) return
-    await this.options.client.mergePatch(this.refOf(object, 'status'), {apiVersion: API_VERSION, kind: 'S3Bucket', status: patch}, {signal})
+    await this.options.client.mergePatch(objectRef(this.resource, object, 'status'), {apiVersion: API_VERSION, kind: 'S3Bucket', status: patch}, {signal})
     object.status = {...object.status, ...patch} // the next step of this reconcile compares against what it wrote
   }
 
