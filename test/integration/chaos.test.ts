@@ -31,5 +31,15 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
     assert.ok(result.coverage[0]?.cases === 1, table)
     assert.equal(result.violations.length, 0, table)
   })
-})
 
+  it('regression (seed 11, k8sapp-pods-first:2): an app seen external before its meta Secret keeps no stale byoa in the API', async () => {
+    // Found by the campaign: with the Pod events held, the pods made an external K8sApp (byoa false sent) before the
+    // meta Secret made it a block's app, whose payload left byoa out, so the API kept the external app's flag. The
+    // payload now always says byoa (true only for an external bring-your-own app).
+    await installCampaignCrds()
+    const result = await runCampaign({seed: 11, minutes: 5, caseId: 'k8sapp-pods-first:2', log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
+    const table = report(result, 11)
+    assert.ok(result.coverage[0]?.cases === 1, table)
+    assert.equal(result.violations.length, 0, table)
+  })
+})

@@ -314,7 +314,7 @@ describe('K8sApp payload (pure)', () => {
   it('block app: kind, installed_version, flags, block id only when resolved', () => {
     const body = k8sAppPayload(object({kind: 'helm', block: {name: 'web', version: '1.2.0', display_name: 'Web'}, action: {name: 'install', status: 'success'}, source: {kind: 'Secret', name: 'web.poly'}}), 'c1', 'b1')
     assert.deepEqual(body, {
-      name: 'web', namespace: 'prod', kind: 'helm', k8s_cluster: 'c1', created_by_component: 'operator', display_name: 'Web', block: 'b1', installed_version: '1.2.0', source: 'secret',
+      name: 'web', namespace: 'prod', kind: 'helm', k8s_cluster: 'c1', created_by_component: 'operator', display_name: 'Web', block: 'b1', byoa: false, installed_version: '1.2.0', source: 'secret',
       installed: true, installation_running: false, installation_failed: false, uninstalled: false, uninstallation_running: false, uninstallation_failed: false, active: true,
     })
     assert.equal('block' in k8sAppPayload(object({block: {name: 'web'}}), 'c1'), false, 'an unresolved block is not sent as null')
@@ -326,10 +326,12 @@ describe('K8sApp payload (pure)', () => {
     assert.deepEqual([gone.uninstalled, 'active' in gone], [true, false])
     assert.equal(k8sAppPayload(object({kind: 'helm', action: {name: 'uninstall', status: 'running'}}), 'c1').active, true)
   })
-  it('external apps send byoa; the operator\'s own app never sends installed_version', () => {
+  it('byoa is always sent, true only for an external BYOA app; the operator\'s own app never sends installed_version', () => {
     assert.equal(k8sAppPayload(object({kind: 'external', byoa: true}), 'c1').byoa, true)
     assert.equal(k8sAppPayload(object({kind: 'external'}), 'c1').byoa, false)
-    assert.equal('byoa' in k8sAppPayload(object({kind: 'helm'}), 'c1'), false)
+    // An app first seen as external (byoa false) or BYOA that becomes a block's app must not keep the old flag.
+    assert.equal(k8sAppPayload(object({kind: 'helm'}), 'c1').byoa, false)
+    assert.equal(k8sAppPayload(object({kind: 'helm', byoa: true}), 'c1').byoa, false)
     assert.equal(k8sAppPayload(object({block: {name: OPERATOR_NAME, version: '9'}}, OPERATOR_NAME), 'c1').installed_version, undefined)
   })
 })

@@ -4,8 +4,9 @@
  * Decisions:
  * - `name` = spec.name, else the CR name; `namespace` = spec.namespace, else the CR's; `display_name` =
  *   block.display_name when set.
- * - `kind` = spec.kind, else `polycrate` when a block is named, else `external`. `byoa` is sent only for external
- *   apps (true when spec.byoa, else false): the seed sets it only on ingress/httproute-sourced CRs.
+ * - `kind` = spec.kind, else `polycrate` when a block is named, else `external`. `byoa` is always sent: true only
+ *   for an external app with spec.byoa (set only on ingress/httproute-sourced CRs), else false — so an app that was
+ *   external (or BYOA) before it became a block's app does not keep the flag it had then.
  * - `block` = the resolved block id (block ID linking) only when resolved; an unresolved block is left out, never
  *   sent as null, so a link made elsewhere is not undone.
  * - `installed_version` = spec.installed_version, else block.version; left out when neither is set, and always for
@@ -42,7 +43,7 @@ export function k8sAppPayload(
   // conflict) comes back active when it is adopted again. Only an uninstall action says otherwise.
   if (!flags?.uninstalled) body.active = true
   if (spec.block?.display_name) body.display_name = spec.block.display_name
-  if (kind === 'external') body.byoa = spec.byoa === true
+  body.byoa = kind === 'external' && spec.byoa === true
   if (blockId) body.block = blockId
   if (version) body.installed_version = version
   if (spec.source?.kind) body.source = spec.source.kind.toLowerCase()
