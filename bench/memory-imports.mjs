@@ -34,7 +34,7 @@ const modules = [
   'dist/operator/registry.js',
   'dist/operator/operator.js',
   'dist/commands/operator/run.js', // the oclif command class (help, flag errors, POLYCRATE_NO_FAST_PATH=1)
-  'dist/cli/run-fast-path.js', // what bin/run.js loads for `operator run`
+  'dist/run/run-fast-path.js', // what bin/run.js loads for `operator run` (the bundle)
 ]
 
 const probe = `

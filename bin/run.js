@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `operator crds|health|explain` try the fast path first: src/cli/fast-path.ts, bundled into one CommonJS file and
-// loaded with a V8 code cache, without oclif. `operator run` has a fast path of its own (src/cli/run-fast-path.ts, not
-// bundled): the operator runs without oclif, which would otherwise stay in memory for the life of the process. What a
+// loaded with a V8 code cache, without oclif. `operator run` has a fast path of its own (src/cli/run-fast-path.ts,
+// bundled into dist/run/ as ES modules, its lazily loaded parts as chunks of their own): the operator runs without
+// oclif, which would otherwise stay in memory for the life of the process. What a
 // fast path does not take (help, an error in the arguments, POLYCRATE_NO_FAST_PATH=1, …) and every other command go
 // to oclif.
 import {URL} from 'node:url'
@@ -14,7 +15,7 @@ if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !
   handled = await fastPath.exports.runFastPath(process.argv.slice(2))
   if (handled) fastPath.saveCache()
 } else if (topic === 'operator' && command === 'run' && !process.env.POLYCRATE_NO_FAST_PATH) {
-  const {runOperatorFastPath} = await import('../dist/cli/run-fast-path.js')
+  const {runOperatorFastPath} = await import('../dist/run/run-fast-path.js')
   handled = await runOperatorFastPath(process.argv.slice(2))
 }
 if (!handled) {

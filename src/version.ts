@@ -2,15 +2,20 @@ import {readFileSync} from 'node:fs'
 
 let cached: string | undefined
 
-/** The operator's version: package.json's (the same file from src/ under tsx and from dist/ when built). */
+/**
+ * The operator's version: package.json's, one directory up from src/ (tsx) and dist/ (built), two from the bundle of
+ * `operator run` (dist/run/).
+ */
 export function operatorVersion(): string {
-  if (cached === undefined) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {version?: unknown}
-      cached = typeof pkg.version === 'string' ? pkg.version : '0.0.0'
-    } catch {
-      cached = '0.0.0'
-    }
-  }
+  cached ??= ['../package.json', '../../package.json'].map(readVersion).find((version) => version !== undefined) ?? '0.0.0'
   return cached
+}
+
+function readVersion(relative: string): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as {version?: unknown}
+    return typeof pkg.version === 'string' ? pkg.version : undefined
+  } catch {
+    return undefined
+  }
 }

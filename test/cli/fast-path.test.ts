@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
 import {mkdtemp, readdir, readFile, rm, writeFile} from 'node:fs/promises'
+import {spawn} from 'node:child_process'
 import {createServer, type Server} from 'node:http'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {assertBuilt, runCli, words, type CliRun} from '../support/cli-process.js'
 import {freePort} from '../support/control-plane.js'
+
+const root = path.resolve(import.meta.dirname, '../..')
 
 /**
  * bin/run.js runs `operator crds|health|explain` on a fast path without oclif. Each case here runs the installed CLI
@@ -167,6 +170,33 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
     it('a kubeconfig that does not exist: the same message, exit 1', async () => {
       const {stderr} = await both(['operator', 'run', '--kubeconfig', '/nonexistent/kubeconfig'], {fast: true, status: 1})
       assert.match(words(stderr), /nonexistent/)
+    })
+
+    it('starts from its bundle (dist/run/) and logs package.json\'s version', async function () {
+      this.timeout(20_000)
+      const dir = await mkdtemp(path.join(tmpdir(), 'run-version-'))
+      const kubeconfig = path.join(dir, 'kubeconfig')
+      // An apiserver that is not there: the operator logs its start, then keeps retrying until killed.
+      await writeFile(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${await freePort()}"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`)
+      const child = spawn(process.execPath, [path.join(root, 'bin/run.js'), 'operator', 'run', '--kubeconfig', kubeconfig], {env: {...process.env, POLYCRATE_NO_FAST_PATH: undefined}})
+      try {
+        let out = ''
+        const line = await new Promise<string>((resolve, reject) => {
+          const scan = (chunk: Buffer) => {
+            out += chunk.toString()
+            const found = out.split('\n').find((l) => l.includes('starting polycrate operator'))
+            if (found) resolve(found)
+          }
+          child.stdout.on('data', scan)
+          child.stderr.on('data', scan)
+          child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)))
+        })
+        const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as {version: string}
+        assert.equal((JSON.parse(line) as {version?: string}).version, pkg.version)
+      } finally {
+        child.kill('SIGKILL')
+        await rm(dir, {recursive: true, force: true})
+      }
     })
 
     for (const args of [['--help'], ['--json'], ['--log-level', 'trace'], ['--bogus'], ['extra']]) {
