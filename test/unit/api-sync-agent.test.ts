@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict'
-import {ApiAuthError, ApiNetworkError, ApiServerError, ApiValidationError} from '../../src/api/index.js'
-import {connectFailure, leaderIdentity, marksStopped, readToken, stoppedMessage} from '../../src/operator/agent/api-sync-agent.js'
+import {ApiAuthError, ApiNetworkError, ApiServerError, ApiValidationError, type PolycrateApiClient} from '../../src/api/index.js'
+import type {KubeClient} from '../../src/kube/client.js'
+import {silentLogger} from '../../src/lib/logger.js'
+import type {ApiSession} from '../../src/operator/agent/api-session.js'
+import {ApiSyncAgent, connectFailure, leaderIdentity, marksStopped, readToken, stoppedMessage, type SecretObject} from '../../src/operator/agent/api-sync-agent.js'
+import {credentialsSecret, validateOperatorConfig} from '../../src/operator/config/operator-config.js'
+import type {OperatorConfigObject} from '../../src/operator/config/operator-config-controller.js'
+import {ObjectCache} from '../../src/operator/runtime/cache.js'
+import {Controller} from '../../src/operator/runtime/controller.js'
 import type {StopReason} from '../../src/operator/runtime/feature.js'
+import {FakeTimers} from '../support/fake-timers.js'
 
 const ref = {namespace: 'polycrate', secret_name: 'polycrate-api-token', token_key: 'token'}
 const b64 = (value: string) => Buffer.from(value).toString('base64')
@@ -61,5 +69,76 @@ describe('API sync agent (pure parts)', () => {
     for (const [name, reason, leader, message, marks] of cases) {
       it(name, () => assert.deepEqual([stoppedMessage(reason), marksStopped(reason, leader)], [message, marks]))
     }
+  })
+})
+
+/**
+ * The agent run by a controller on fake timers, as the API sync feature runs it: one key, its heartbeat the
+ * controller's requeue. A fake API records each health report; the manager leads.
+ */
+function heartbeatRig(intervalSeconds: number) {
+  const timers = new FakeTimers()
+  const reports: Array<{uptime_seconds: number; start_time: string; reported_at: string}> = []
+  const api = {
+    failing: false,
+    agent: {
+      health: async (body: {uptime_seconds: number; start_time: string; reported_at: string}) => {
+        reports.push(body)
+        if (api.failing) throw new ApiNetworkError({method: 'POST', path: '/api/v1/agent/health/', cause: 'ECONNREFUSED', origin: 'https://api.example.com', attempts: 1})
+        return {workspace_id: 'w1', workspace_name: 'W', agent_id: 'a1', pop_id: 'p1'}
+      },
+    },
+  }
+  const session = {identity: undefined, clientFor: () => api as unknown as PolycrateApiClient, connected: () => {}, disconnected: () => {}} as unknown as ApiSession
+  const validation = validateOperatorConfig({api_sync: {enabled: true, api_url: 'https://api.example.com', sync_interval_seconds: intervalSeconds}})
+  if (!validation.ok) throw new Error(validation.problems.join('; '))
+  const config = validation.config
+  const namespace = 'polycrate'
+  const secretRef = credentialsSecret(config)
+  const secrets = new ObjectCache<SecretObject>()
+  secrets.upsert({metadata: {name: secretRef.secret_name, namespace, resourceVersion: '1'}, data: {[secretRef.token_key]: b64('agent-token')}})
+  const client = {getOrUndefined: async () => ({metadata: {uid: 'kube-system-uid'}})} as unknown as KubeClient
+  const agent = new ApiSyncAgent({
+    manager: {client, namespace, isLeader: true, logger: silentLogger, timers},
+    config, session, token: {namespace, ...secretRef}, secrets, configs: new ObjectCache<OperatorConfigObject>(), events: {record: async () => {}},
+  })
+  const controller = new Controller({name: 'api-sync', reconcile: (context) => agent.reconcile(context), watches: [], maxConcurrentReconciles: 1, needLeaderElection: false, clock: timers})
+  return {timers, reports, api, agent, controller}
+}
+
+describe('API sync agent heartbeat (fake timers)', () => {
+  it('reports at once, then every sync interval as the clock advances, with the uptime of the clock', async () => {
+    const {timers, reports, agent, controller} = heartbeatRig(60)
+    const start = timers.now()
+    controller.start()
+    controller.enqueue(agent.key)
+    await timers.advance(0) // the first report goes out before the clock moves
+    assert.equal(reports.length, 1)
+    await timers.advance(59_999)
+    assert.equal(reports.length, 1, 'reported before the interval')
+    await timers.advance(1)
+    await timers.advance(120_000)
+    assert.deepEqual(reports.map((r) => [r.uptime_seconds, r.reported_at]), [0, 60, 120, 180].map((s) => [s, new Date(start + s * 1000).toISOString()]))
+    assert.ok(reports.every((r) => r.start_time === new Date(start).toISOString()))
+    await controller.stop()
+    await timers.advance(600_000)
+    assert.equal(reports.length, 4, 'reported after the controller stopped')
+  })
+
+  it('a failed report is tried again every 30 s at most, not every interval', async () => {
+    const {timers, reports, api, agent, controller} = heartbeatRig(300)
+    const start = timers.now()
+    api.failing = true
+    controller.start()
+    controller.enqueue(agent.key)
+    await timers.advance(0) // the first report goes out before the clock moves
+    await timers.advance(90_000)
+    assert.deepEqual(reports.map((r) => Date.parse(r.reported_at) - start), [0, 30_000, 60_000, 90_000])
+    api.failing = false
+    await timers.advance(329_999)
+    assert.equal(reports.length, 5)
+    await timers.advance(1)
+    assert.deepEqual(reports.slice(4).map((r) => Date.parse(r.reported_at) - start), [120_000, 420_000], 'back to the interval once connected')
+    await controller.stop()
   })
 })

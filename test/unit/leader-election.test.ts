@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeApiError, KubeConnectionError, type KubeClient, type RequestOptions} from '../../src/kube/client.js'
 import {createLogger} from '../../src/lib/logger.js'
 import {
@@ -8,11 +7,12 @@ import {
   leaseRecordKey,
   microTime,
   type AcquireDecision,
+  type HoldOutcome,
   type Lease,
   type LeaderElectionOptions,
 } from '../../src/operator/runtime/leader-election.js'
 import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
-import {until} from '../support/helpers.js'
+import {FakeTimers, settle} from '../support/fake-timers.js'
 
 const me = 'me_1'
 const other = 'other_2'
@@ -94,9 +94,9 @@ describe('leader election', () => {
     })
   })
 
-  describe('LeaderElector against an in-memory lease', () => {
+  describe('LeaderElector against an in-memory lease, on fake timers', () => {
     let server: FakeLeaseServer
-    let offset: number
+    let clock: FakeTimers
     let logs: Array<Record<string, unknown>>
     let metrics: OperatorMetrics
     const controllers: AbortController[] = []
@@ -105,7 +105,7 @@ describe('leader election', () => {
       controllers.push(controller)
       return controller
     }
-    // Lease 1 s (the smallest a record can say), deadline 50 ms, retry 10 ms; the clock is real time + offset.
+    // Lease 1 s (the smallest a record can say), deadline 50 ms, retry 10 ms (retries jittered to 10–12 ms).
     const elector = (identity = me, o: Partial<LeaderElectionOptions> = {}) =>
       new LeaderElector({
         client: server.client,
@@ -115,16 +115,22 @@ describe('leader election', () => {
         leaseDurationMs: 1000,
         renewDeadlineMs: 50,
         retryPeriodMs: 10,
-        now: () => Date.now() + offset,
+        clock,
         metrics,
         logger: createLogger({level: 'debug', format: 'json', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>)}),
         ...o,
       })
     const gauge = async () => (await metrics.leaderElectionStatus.get()).values.find((v) => v.labels.name === 'l')?.value
+    /** The outcome of a hold once it has one; undefined while it runs. */
+    const watch = (holding: Promise<HoldOutcome>) => {
+      const seen: {outcome?: HoldOutcome} = {}
+      void holding.then((outcome) => (seen.outcome = outcome))
+      return seen
+    }
 
     beforeEach(() => {
       server = new FakeLeaseServer()
-      offset = 0
+      clock = new FakeTimers(T)
       logs = []
       metrics = new OperatorMetrics({processMetrics: false})
     })
@@ -145,7 +151,7 @@ describe('leader election', () => {
       assert.equal(spec.holderIdentity, me)
       assert.equal(spec.leaseDurationSeconds, 1)
       assert.equal(spec.leaseTransitions, 0)
-      assert.match(spec.acquireTime!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
+      assert.equal(spec.acquireTime, microTime(T))
       assert.equal(spec.renewTime, spec.acquireTime)
       assert.ok(logs.some((l) => l.level === 'info' && l.msg === 'acquired leader lease' && l.lease === 'ns/l' && l.identity === me))
     })
@@ -155,21 +161,18 @@ describe('leader election', () => {
       const e = elector()
       let acquired = false
       const acquiring = e.acquire(signal().signal).then(() => (acquired = true))
-      // The positive signal at each step: the elector looked at the lease again and chose to wait.
       const waits = () => logs.filter((l) => l.msg === 'leader lease is held by another candidate').length
-      const waitedAgain = async () => {
-        const before = waits()
-        await until(() => waits() > before, 'the elector chose to wait again')
-      }
       for (let i = 0; i < 3; i++) {
-        await waitedAgain()
-        offset += 800 // 2.4 s pass on the local clock, but the holder renews in between
-        server.lease!.spec!.renewTime = microTime(Date.now() + offset)
+        const before = waits()
+        await clock.advance(800) // 2.4 s pass on the local clock, but the holder renews in between
+        assert.ok(waits() > before, 'the elector looked at the lease again and chose to wait')
+        server.lease!.spec!.renewTime = microTime(clock.now())
       }
-      await waitedAgain()
+      // The last change is seen within one retry (≤ 12 ms) and restarts the wait: 990 ms on, it still waits.
+      await clock.advance(990)
       assert.equal(acquired, false)
       assert.equal(e.isLeader(), false)
-      offset += 1000 // the holder stopped renewing a full lease duration ago
+      await clock.advance(50) // the holder stopped renewing a full lease duration ago
       await acquiring
       assert.equal(e.isLeader(), true)
       assert.equal(server.lease!.spec!.holderIdentity, me)
@@ -177,85 +180,149 @@ describe('leader election', () => {
     })
 
     it('takes a released lease over at once', async () => {
-      server.seed({leaseDurationSeconds: 1, renewTime: microTime(Date.now()), leaseTransitions: 1})
+      server.seed({leaseDurationSeconds: 1, renewTime: microTime(clock.now()), leaseTransitions: 1})
       await elector().acquire(signal().signal)
       assert.equal(server.lease!.spec!.holderIdentity, me)
       assert.equal(server.lease!.spec!.leaseTransitions, 2)
     })
 
-    it('retries after a 409 on takeover and on request errors', async () => {
+    it('retries after a 409 on takeover and on request errors, once per retry period', async () => {
       server.seed({leaseDurationSeconds: 1})
       server.failOn.push(['PUT', new KubeApiError(409, 'Conflict', 'the object has been modified')], ['GET', new KubeConnectionError('fake', 'ECONNRESET', 'reset')])
-      await elector().acquire(signal().signal)
+      let acquired = false
+      const acquiring = elector().acquire(signal().signal).then(() => (acquired = true))
+      await clock.advance(9)
+      assert.equal(acquired, false, 'retried before the retry period')
+      await clock.advance(30) // two retries of 10–12 ms
+      await acquiring
       assert.equal(server.lease!.spec!.holderIdentity, me)
+    })
+
+    it('a request that hangs is cut off at the renew deadline and the attempt retried', async () => {
+      server.mode = 'hang'
+      let acquired = false
+      const acquiring = elector().acquire(signal().signal).then(() => (acquired = true))
+      await clock.advance(49)
+      assert.equal(server.pending, 1)
+      await clock.advance(1)
+      assert.equal(server.pending, 0, 'the hanging request was not aborted at the deadline')
+      assert.ok(logs.some((l) => l.msg === 'could not acquire leader lease'))
+      server.mode = 'ok'
+      await clock.advance(12)
+      await acquiring
+      assert.equal(acquired, true)
     })
 
     it('acquire rejects with AbortError when aborted while waiting', async () => {
       server.seed({holderIdentity: other, leaseDurationSeconds: 1})
       const controller = signal()
       const acquiring = elector().acquire(controller.signal)
-      await sleep(25)
+      acquiring.catch(() => {})
+      await clock.advance(25)
       controller.abort()
       await assert.rejects(acquiring, {name: 'AbortError'})
     })
 
-    it('hold renews every retry period', async () => {
+    it('hold renews every retry period, each renewal stamped with the clock', async () => {
       const e = elector()
       await e.acquire(signal().signal)
-      const first = server.lease!.spec!.renewTime
-      const holding = e.hold(signal().signal)
-      await sleep(45)
-      assert.notEqual(server.lease!.spec!.renewTime, first)
-      assert.ok(server.writes() >= 3, `writes: ${server.writes()}`)
+      assert.equal(server.writes(), 1)
+      const holding = watch(e.hold(signal().signal))
+      for (let i = 1; i <= 3; i++) {
+        await clock.advance(9)
+        assert.equal(server.writes(), i, `renewed before the retry period (renewal ${i})`)
+        await clock.advance(1)
+        assert.equal(server.writes(), i + 1, `no renewal at the retry period (renewal ${i})`)
+        assert.equal(server.lease!.spec!.renewTime, microTime(clock.now()))
+      }
+      // Well past many renew deadlines: still leading, one renewal per period.
+      await clock.advance(200)
+      assert.equal(server.writes(), 24)
       assert.equal(e.isLeader(), true)
+      assert.equal(holding.outcome, undefined)
       controllers.at(-1)!.abort()
-      assert.equal(await holding, 'released')
+      await settle()
+      assert.equal(holding.outcome, 'released')
       assert.equal(e.isLeader(), false)
     })
 
-    it('hold resolves \'lost\' when no renew succeeds within the renew deadline', async () => {
+    it('hold resolves \'lost\' at the renew deadline when no renew succeeds', async () => {
       const e = elector()
       const changes: boolean[] = []
       e.onChange((leading) => changes.push(leading))
       await e.acquire(signal().signal)
       server.mode = 'fail'
-      const started = Date.now()
-      assert.equal(await e.hold(signal().signal), 'lost')
-      assert.ok(Date.now() - started <= 50 + 100, `took ${Date.now() - started} ms`)
+      const holding = watch(e.hold(signal().signal))
+      await clock.advance(49)
+      assert.equal(holding.outcome, undefined, 'gave up before the deadline')
+      assert.equal(e.isLeader(), true)
+      await clock.advance(1)
+      assert.equal(holding.outcome, 'lost')
       assert.equal(e.isLeader(), false)
       assert.deepEqual(changes, [true, false])
       assert.equal(await gauge(), 0)
       assert.ok(logs.some((l) => l.level === 'info' && l.msg === 'lost leader lease' && l.lease === 'ns/l' && l.identity === me))
+      assert.ok(logs.filter((l) => l.msg === 'could not renew leader lease').length >= 4, 'it tried every retry period')
+    })
+
+    it('a renew that succeeds before the deadline keeps the leadership; the deadline counts from it', async () => {
+      const e = elector()
+      await e.acquire(signal().signal)
+      server.mode = 'fail'
+      const holding = watch(e.hold(signal().signal))
+      await clock.advance(35) // the renewals at 10, 20 and 30 ms fail
+      server.mode = 'ok'
+      await clock.advance(5) // the one at 40 ms succeeds: the deadline moves to 90 ms
+      server.mode = 'fail'
+      await clock.advance(49)
+      assert.equal(holding.outcome, undefined)
+      assert.equal(e.isLeader(), true)
+      await clock.advance(1)
+      assert.equal(holding.outcome, 'lost')
     })
 
     it('a hanging renew request cannot hold hold() open past the deadline', async () => {
       const e = elector()
       await e.acquire(signal().signal)
       server.mode = 'hang'
-      const started = Date.now()
-      assert.equal(await e.hold(signal().signal), 'lost')
-      assert.ok(Date.now() - started <= 50 + 100, `took ${Date.now() - started} ms`)
-      await sleep(5)
+      const holding = watch(e.hold(signal().signal))
+      await clock.advance(49)
+      assert.equal(server.pending, 1)
+      assert.equal(holding.outcome, undefined)
+      await clock.advance(1)
+      assert.equal(holding.outcome, 'lost')
       assert.equal(server.pending, 0, 'the hanging request was not aborted')
     })
 
-    it('a blocked event loop: isLeader() is false as soon as the deadline passed, and hold() reports \'lost\'', async () => {
-      const e = elector('me', {renewDeadlineMs: 500, retryPeriodMs: 100})
-      await e.acquire(signal().signal)
-      const holding = e.hold(signal().signal)
-      const writes = server.writes()
-      offset += 501 // as if the loop had been blocked for half a second
-      assert.equal(e.isLeader(), false)
-      assert.equal(await holding, 'lost')
-      assert.equal(server.writes(), writes, 'renewed after the deadline had passed')
-    })
-
-    it('hold resolves \'lost\' as soon as another holder is seen', async () => {
+    it('isLeader() is false the moment the deadline passes, before any timer has run', async () => {
       const e = elector()
       await e.acquire(signal().signal)
-      const holding = e.hold(signal().signal)
+      await clock.jump(49)
+      assert.equal(e.isLeader(), true)
+      await clock.jump(1)
+      assert.equal(e.isLeader(), false)
+    })
+
+    it('a stalled event loop: hold() reports \'lost\' without renewing after the deadline', async () => {
+      const e = elector('me', {renewDeadlineMs: 500, retryPeriodMs: 100})
+      await e.acquire(signal().signal)
+      const holding = watch(e.hold(signal().signal))
+      const writes = server.writes()
+      await clock.jump(501) // the renewal due at 100 ms fires late, at 501 ms
+      assert.equal(holding.outcome, 'lost')
+      assert.equal(server.writes(), writes, 'renewed after the deadline had passed')
+      assert.ok(logs.some((l) => l.msg === 'lost leader lease' && l.reason === 'renew deadline passed'))
+    })
+
+    it('hold resolves \'lost\' at the next renew after another holder took the lease', async () => {
+      const e = elector()
+      await e.acquire(signal().signal)
+      const holding = watch(e.hold(signal().signal))
       server.seed({holderIdentity: other, leaseDurationSeconds: 1})
-      assert.equal(await holding, 'lost')
+      await clock.advance(9)
+      assert.equal(holding.outcome, undefined)
+      await clock.advance(1)
+      assert.equal(holding.outcome, 'lost')
       assert.equal(e.isLeader(), false)
       assert.equal(server.lease!.spec!.holderIdentity, other)
     })
@@ -288,7 +355,7 @@ describe('leader election', () => {
       const e = elector()
       await e.release()
       const acquiring = e.acquire(signal().signal).catch(() => {})
-      await sleep(15)
+      await clock.advance(15)
       controllers.at(-1)!.abort()
       await acquiring
       await e.release()

@@ -9,6 +9,7 @@ import {InventoryLoader, KEYS_RETRY_MS, type InventoryItem} from '../../src/oper
 import {SyncReconciler} from '../../src/operator/sync/reconciler.js'
 import {createDelayMs, failureReason, missingFromInventory} from '../../src/operator/sync/status.js'
 import {silentLogger} from '../../src/lib/logger.js'
+import {FakeTimers} from '../support/fake-timers.js'
 
 const init = {method: 'POST', path: '/api/v1/hosts/', errors: [], attempts: 1}
 const signal = new AbortController().signal
@@ -99,10 +100,20 @@ describe('generic sync: the parts of the reconcile', () => {
   describe('SyncReconciler (fake kube client and API)', () => {
     const crd = {kind: 'Thing', plural: 'things', singular: 'thing'} as unknown as CrdDefinition
     interface Api {id: string; name: string; is_deleted?: boolean}
-    const make = (options: {connected?: boolean; problem?: string; create?: (body: {name: string}) => Promise<Api>} = {}) => {
+    interface MakeOptions {
+      connected?: boolean
+      problem?: string
+      create?: (body: {name: string}) => Promise<Api>
+      clock?: FakeTimers
+      createAfterMs?: number
+      creationTimestamp?: string
+    }
+    const make = (options: MakeOptions = {}) => {
       const calls: string[] = []
+      const statuses: Array<Record<string, unknown>> = []
       const client = {
         mergePatch: async (ref: ResourceRef, patch: {metadata?: unknown; status?: Record<string, unknown>}) => {
+          if (patch.status) statuses.push(patch.status)
           calls.push(`kube patch ${ref.subresource ?? 'object'} ${patch.status ? `phase=${patch.status.phase} reason=${(patch.status.conditions as Array<{reason: string}>)[0]?.reason}` : ''}`.trim())
           return {}
         },
@@ -131,6 +142,7 @@ describe('generic sync: the parts of the reconcile', () => {
         payload: (object: SyncObject<Record<string, unknown>>) => ({name: object.metadata.name}),
         lookup: (body: {name: string}) => ({name: body.name}),
         inventory: () => ({}),
+        ...(options.createAfterMs !== undefined ? {createAfterMs: () => options.createAfterMs} : {}),
       } as unknown as SyncDeclaration<Record<string, unknown>, {name: string}, Api>
       const objects = new ObjectCache<SyncObject<Record<string, unknown>>>()
       const events: string[] = []
@@ -139,9 +151,11 @@ describe('generic sync: the parts of the reconcile', () => {
         declaration, session, client, objects, related: new ObjectCache(),
         events: {record: async (_object, type, reason) => { events.push(`${type} ${reason}`) }},
         inventory: new InventoryLoader<Api>({list: () => resource.list()}, signal),
+        clock: options.clock,
       })
-      objects.upsert({apiVersion: 'polycrate.io/v1alpha1', kind: 'Thing', metadata: {name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1}, spec: {}})
-      return {reconciler, calls, events}
+      const metadata = {name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1, creationTimestamp: options.creationTimestamp}
+      objects.upsert({apiVersion: 'polycrate.io/v1alpha1', kind: 'Thing', metadata, spec: {}})
+      return {reconciler, calls, events, statuses}
     }
     const context = {key: 'ns/a', logger: silentLogger, signal}
 
@@ -150,6 +164,19 @@ describe('generic sync: the parts of the reconcile', () => {
       await reconciler.reconcile(context)
       assert.deepEqual(calls, ['kube patch object', 'api list', 'api create a', 'kube patch status phase=Synced reason=Synced'])
       assert.deepEqual(events, [])
+    })
+
+    it('a kind that lets a new CR settle: waits out its createAfterMs on the clock, then creates; the status time is the clock\'s', async () => {
+      const clock = new FakeTimers(Date.parse('2026-01-01T00:01:00Z'))
+      const {reconciler, calls, statuses} = make({clock, createAfterMs: 30_000, creationTimestamp: '2026-01-01T00:00:50Z'})
+      assert.deepEqual(await reconciler.reconcile(context), {requeueAfterMs: 20_000})
+      assert.deepEqual(calls, [])
+      await clock.advance(19_999)
+      assert.deepEqual(await reconciler.reconcile(context), {requeueAfterMs: 1})
+      await clock.advance(1)
+      assert.equal(await reconciler.reconcile(context), undefined)
+      assert.deepEqual(calls, ['kube patch object', 'api list', 'api create a', 'kube patch status phase=Synced reason=Synced'])
+      assert.equal(statuses.at(-1)?.last_synced_at, '2026-01-01T00:01:20.000Z')
     })
 
     it('not connected, a known problem: Pending, nothing else', async () => {

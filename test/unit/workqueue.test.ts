@@ -89,12 +89,32 @@ describe('WorkQueue', () => {
     assert.equal(await queue.get(), undefined)
   })
 
-  it('drain gives up after its timeout', async () => {
-    const queue = new WorkQueue({name: 't'})
+  it('drain gives up at its timeout on the clock (a fake clock)', async () => {
+    const clock = new FakeTimers()
+    const queue = new WorkQueue({name: 't', clock})
     queue.add('stuck')
     await queue.get()
     queue.shutDown()
-    assert.equal(await queue.drain(20), false)
+    let drained: boolean | undefined
+    void queue.drain(30_000).then((d) => (drained = d))
+    await clock.advance(29_999)
+    assert.equal(drained, undefined, 'gave up before its timeout')
+    await clock.advance(1)
+    assert.equal(drained, false)
+  })
+
+  it('drain resolves true when the work ends before its timeout (a fake clock)', async () => {
+    const clock = new FakeTimers()
+    const queue = new WorkQueue({name: 't', clock})
+    queue.add('busy')
+    const busy = await queue.get()
+    queue.shutDown()
+    const results: boolean[] = []
+    void queue.drain(1000).then((d) => results.push(d))
+    await clock.advance(500)
+    queue.done(busy!)
+    await clock.advance(1000)
+    assert.deepEqual(results, [true])
   })
 
   it('addAfter a month (a certificate\'s expiry) waits a day at most (a timer fires at once past 2^31-1 ms)', async () => {

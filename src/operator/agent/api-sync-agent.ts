@@ -10,6 +10,7 @@ import {API_VERSION} from '../../crds/define.js'
 import {operatorConfigCrd} from '../../crds/operator-config.js'
 import type {Condition} from '../../crds/schema.js'
 import type {KubeObject} from '../../kube/client.js'
+import {timeoutSignal, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import {operatorVersion} from '../../version.js'
 import {setCondition, type OperatorConfig} from '../config/operator-config.js'
@@ -106,7 +107,8 @@ export function apiConnectedOf(conditions: readonly Condition[] | undefined): Co
 }
 
 export interface ApiSyncAgentOptions {
-  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger'>
+  /** Its timers are the clock of the heartbeat (the controller's requeues), its uptime and its timestamps. */
+  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger' | 'timers'>
   config: OperatorConfig
   session: ApiSession
   token: TokenRef
@@ -119,7 +121,9 @@ export interface ApiSyncAgentOptions {
 /** The API sync's reconcile of the OperatorConfig key, and what it keeps for the run. */
 export class ApiSyncAgent {
   readonly key: string
-  private readonly startedAt = new Date()
+  private readonly clock: Clock
+  /** When this run started (ms on the clock). */
+  private readonly startedAt: number
   /** How often a failed heartbeat is tried again: its interval, at most 30 s. */
   readonly retrySeconds: number
   private reportedAgentId: string | undefined
@@ -127,6 +131,8 @@ export class ApiSyncAgent {
 
   constructor(private readonly options: ApiSyncAgentOptions) {
     this.key = `${options.manager.namespace}/${OPERATOR_CONFIG_NAME}`
+    this.clock = options.manager.timers
+    this.startedAt = this.clock.now()
     this.retrySeconds = Math.min(options.config.api_sync.sync_interval_seconds, 30)
   }
 
@@ -145,7 +151,7 @@ export class ApiSyncAgent {
     const transient = outcome.kind === 'unreachable' || outcome.kind === 'failed'
     if (outcome.kind !== 'connected' && !(transient && session.identity)) session.disconnected(outcome.message)
     if (object) {
-      const next = apiSyncStatus(object.status, outcome, new Date().toISOString())
+      const next = apiSyncStatus(object.status, outcome, this.timestamp())
       await this.writeStatus(object, next, signal)
       await this.announceTransition(object, next, logger)
     }
@@ -170,14 +176,22 @@ export class ApiSyncAgent {
     // once; at shutdown the next leader takes over).
     if (!object || !marksStopped(why, manager.isLeader)) return
     const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
-    const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, new Date().toISOString())
+    const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, this.timestamp())
     const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}
+    const timeout = timeoutSignal(this.clock, 10_000)
     try {
-      await this.writeStatus(object, next, AbortSignal.timeout(10_000))
+      await this.writeStatus(object, next, timeout.signal)
       await this.announceTransition(object, next, manager.logger)
     } catch (error) {
       manager.logger.warn('could not mark APIConnected False after stopping API sync', {error: (error as Error).message})
+    } finally {
+      timeout.clear()
     }
+  }
+
+  /** Now on the clock, as an RFC 3339 timestamp. */
+  private timestamp(): string {
+    return new Date(this.clock.now()).toISOString()
   }
 
   private readToken(): {token: string} | {problem: string} {
@@ -204,9 +218,9 @@ export class ApiSyncAgent {
         kind: 'operator',
         version,
         status: 'healthy',
-        uptime_seconds: Math.round((Date.now() - this.startedAt.getTime()) / 1000),
-        start_time: this.startedAt.toISOString(),
-        reported_at: new Date().toISOString(),
+        uptime_seconds: Math.round((this.clock.now() - this.startedAt) / 1000),
+        start_time: new Date(this.startedAt).toISOString(),
+        reported_at: this.timestamp(),
         api_connected: true,
       }, {signal})
       const local = await this.resolveLocalCluster(api, health.workspace_id, previousClusterId, signal)

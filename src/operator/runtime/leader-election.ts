@@ -5,18 +5,19 @@
  *   duration, measured on its *own* clock from the moment it observed the record (remote clocks are never
  *   trusted);
  * - the leader renews every retry period and gives up leadership at once when no renew has succeeded within the
- *   renew deadline of the start of the last successful one. The deadline is checked against wall time on every
- *   tick, a timer enforces it even while a request hangs, and each renew request is cut off at the deadline, so
- *   neither a blocked event loop nor a slow apiserver can keep a stale leader running;
+ *   renew deadline of the start of the last successful one. The deadline is checked against the elector's clock
+ *   (wall time, unless a test passes a fake one) on every tick, a timer enforces it even while a request hangs, and
+ *   each renew request is cut off at the deadline, so neither a blocked event loop nor a slow apiserver can keep a
+ *   stale leader running;
  * - on graceful shutdown the lease is released (holder cleared, duration 1 s), like client-go's ReleaseOnCancel,
  *   so a standby takes over within one retry period.
  *
  * Usage: `await elector.acquire(signal)`, start the work, `const outcome = await elector.hold(signal)`; on 'lost'
  * stop the work at once (the operator exits); on shutdown stop the work, abort the hold and `await release()`.
  */
-import {setTimeout as sleep} from 'node:timers/promises'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
+import {sleep, systemClock, timeoutSignal, type Clock} from '../../lib/clock.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
@@ -49,8 +50,11 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number
   logger?: Logger
   metrics?: OperatorMetrics
-  /** Injectable clock (ms since the epoch) for unit tests. */
-  now?: () => number
+  /**
+   * Time and timers: the renew deadline, the renewals, the retries and each request's cut-off (the system clock by
+   * default; tests pass a fake one). The waits of the renew loop and of the retries keep the process alive.
+   */
+  clock?: Clock
 }
 
 export type AcquireDecision = 'create' | 'takeover' | 'renew' | 'wait'
@@ -61,6 +65,8 @@ export const DEFAULT_RENEW_DEADLINE_MS = 10_000
 export const DEFAULT_RETRY_PERIOD_MS = 2_000
 /** client-go's JitterFactor for the retry period. */
 const JITTER = 0.2
+/** The elector's own waits (renewals, the deadline, retries) keep the process alive, as Node's timers do. */
+const KEEP_ALIVE = {keepAlive: true}
 
 /**
  * What a candidate should do with the lease it just read.
@@ -112,7 +118,7 @@ export class LeaderElector {
   private readonly client: KubeClient
   private readonly logger: Logger
   private readonly metrics: OperatorMetrics | undefined
-  private readonly now: () => number
+  private readonly clock: Clock
   private readonly ref: ResourceRef
   private readonly fields: {lease: string; identity: string}
 
@@ -136,7 +142,7 @@ export class LeaderElector {
     this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS
     this.logger = options.logger ?? silentLogger
     this.metrics = options.metrics
-    this.now = options.now ?? Date.now
+    this.clock = options.clock ?? systemClock
     if (!this.namespace || !this.name) throw new Error('leader election: namespace and lease name are required')
     if (!this.identity) throw new Error('leader election: identity must not be empty')
     if (!(this.retryPeriodMs > 0)) throw new Error('leader election: retryPeriod must be positive')
@@ -168,7 +174,7 @@ export class LeaderElector {
     for (;;) {
       const started = this.now()
       try {
-        const acquired = await this.tryAcquire(AbortSignal.any([signal, AbortSignal.timeout(this.renewDeadlineMs)]), this.renewDeadlineMs)
+        const acquired = await this.within(this.renewDeadlineMs, signal, (cut) => this.tryAcquire(cut, this.renewDeadlineMs))
         // A response that arrives after the renew deadline proves nothing any more: try again.
         if (acquired && this.now() - started < this.renewDeadlineMs) {
           this.lastRenewAt = started
@@ -182,7 +188,7 @@ export class LeaderElector {
       }
       throwIfAborted(signal)
       try {
-        await sleep(this.retryPeriodMs * (1 + Math.random() * JITTER), undefined, {signal})
+        await sleep(this.clock, this.retryPeriodMs * (1 + Math.random() * JITTER), signal)
       } catch {
         throw abortError(signal)
       }
@@ -209,19 +215,23 @@ export class LeaderElector {
       this.stopLeading('released')
       return Promise.resolve('released')
     }
+    return this.renewUntilDone(signal)
+  }
 
+  /** hold()'s loop: a renew every retry period, and a deadline timer that fires even while a renew request hangs. */
+  private renewUntilDone(signal: AbortSignal): Promise<HoldOutcome> {
     let resolveHold!: (outcome: HoldOutcome) => void
     const promise = new Promise<HoldOutcome>((resolve) => (resolveHold = resolve))
     const stop = new AbortController()
-    let tickTimer: NodeJS.Timeout | undefined
-    let deadlineTimer: NodeJS.Timeout | undefined
+    let tickTimer: unknown
+    let deadlineTimer: unknown
     const remaining = () => this.renewDeadlineMs - (this.now() - this.lastRenewAt)
 
     const finish = (outcome: HoldOutcome, reason?: string) => {
       if (stop.signal.aborted) return
       stop.abort()
-      clearTimeout(tickTimer)
-      clearTimeout(deadlineTimer)
+      this.clock.clearTimeout(tickTimer)
+      this.clock.clearTimeout(deadlineTimer)
       signal.removeEventListener('abort', onAbort)
       this.activeHold = undefined
       this.stopLeading(outcome, reason)
@@ -231,40 +241,46 @@ export class LeaderElector {
     signal.addEventListener('abort', onAbort, {once: true})
     this.activeHold = {promise, finish}
 
-    // The deadline timer fires even while a renew request hangs.
     const armDeadline = () => {
-      clearTimeout(deadlineTimer)
-      deadlineTimer = setTimeout(() => {
+      this.clock.clearTimeout(deadlineTimer)
+      deadlineTimer = this.clock.setTimeout(() => {
         if (remaining() <= 0) finish('lost', 'renew deadline passed')
         else armDeadline()
-      }, Math.max(1, remaining()))
+      }, Math.max(1, remaining()), KEEP_ALIVE)
     }
 
     const tick = async () => {
       if (stop.signal.aborted) return
       const left = remaining()
       if (left <= 0) return finish('lost', 'renew deadline passed')
-      const started = this.now()
-      try {
-        const result = await this.tryRenew(AbortSignal.any([stop.signal, AbortSignal.timeout(Math.max(1, Math.ceil(left)))]), left)
-        if (stop.signal.aborted) return
-        if (result.renewed) {
-          this.lastRenewAt = Math.max(this.lastRenewAt, started)
-          armDeadline()
-        } else {
-          return finish('lost', `lease is held by ${result.holder || 'nobody'}`)
-        }
-      } catch (error) {
-        if (stop.signal.aborted) return
-        this.logFailure('could not renew leader lease', error)
-      }
+      const renew = await this.renewWithin(stop.signal, left)
+      if (stop.signal.aborted) return
+      if (renew.holder !== undefined) return finish('lost', `lease is held by ${renew.holder || 'nobody'}`)
+      if (renew.renewed) armDeadline()
       if (remaining() <= 0) return finish('lost', 'renew deadline passed')
-      tickTimer = setTimeout(() => void tick(), this.retryPeriodMs)
+      tickTimer = this.clock.setTimeout(() => void tick(), this.retryPeriodMs, KEEP_ALIVE)
     }
 
     armDeadline()
-    tickTimer = setTimeout(() => void tick(), Math.max(0, this.retryPeriodMs - (this.now() - this.lastRenewAt)))
+    tickTimer = this.clock.setTimeout(() => void tick(), Math.max(0, this.retryPeriodMs - (this.now() - this.lastRenewAt)), KEEP_ALIVE)
     return promise
+  }
+
+  /**
+   * One renew of hold(), cut off when the deadline is `left` ms away: renewed (lastRenewAt moves to its start), or
+   * another holder seen, or neither (an error, logged unless the hold stopped meanwhile).
+   */
+  private async renewWithin(stop: AbortSignal, left: number): Promise<{renewed: boolean; holder?: string}> {
+    const started = this.now()
+    try {
+      const result = await this.within(Math.max(1, Math.ceil(left)), stop, (cut) => this.tryRenew(cut, left))
+      if (!result.renewed) return {renewed: false, holder: result.holder}
+      if (!stop.aborted) this.lastRenewAt = Math.max(this.lastRenewAt, started)
+      return {renewed: true}
+    } catch (error) {
+      if (!stop.aborted) this.logFailure('could not renew leader lease', error)
+      return {renewed: false}
+    }
   }
 
   /**
@@ -286,7 +302,7 @@ export class LeaderElector {
         spec: {...spec, leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: spec.leaseTransitions ?? 0},
       }
       try {
-        this.observe(await this.send<Lease>('PUT', body, AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs))
+        this.observe(await this.within(this.renewDeadlineMs, undefined, (cut) => this.send<Lease>('PUT', body, cut, this.renewDeadlineMs)))
         this.logger.info('released leader lease', this.fields)
         return
       } catch (error) {
@@ -297,7 +313,7 @@ export class LeaderElector {
       }
       // Conflict: somebody wrote the lease since we last saw it. Release only if it is still ours.
       try {
-        lease = await this.fetch(AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs)
+        lease = await this.within(this.renewDeadlineMs, undefined, (cut) => this.fetch(cut, this.renewDeadlineMs))
         if (lease) this.observe(lease)
       } catch (error) {
         this.logFailure('could not release leader lease; it will expire', error, 'warn')
@@ -422,6 +438,21 @@ export class LeaderElector {
   private send<T>(method: 'GET' | 'POST' | 'PUT', body: unknown, signal: AbortSignal, timeoutMs: number): Promise<T> {
     const path = resourcePath(method === 'POST' ? {...this.ref, name: undefined} : this.ref)
     return this.client.request<T>({method, path, body, signal, timeoutMs: Math.max(1, Math.ceil(timeoutMs))})
+  }
+
+  /** Local time (ms), on the elector's clock. */
+  private now(): number {
+    return this.clock.now()
+  }
+
+  /** Runs `request` with a signal that aborts with `signal` or after `ms` on the clock, whichever comes first. */
+  private async within<T>(ms: number, signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeout = timeoutSignal(this.clock, ms)
+    try {
+      return await request(signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal)
+    } finally {
+      timeout.clear()
+    }
   }
 
   private setLeading(leading: boolean): void {

@@ -60,7 +60,10 @@ export interface ManagerOptions {
   metrics?: OperatorMetrics
   /** The clock of time-driven decisions (orphan thresholds, certificate expiry); tests move it. Default Date.now. */
   clock?: () => number
-  /** Timers of the controllers' requeues and resyncs (the system clock by default; unit tests pass a fake one). */
+  /**
+   * Time and timers of the controllers' requeues and resyncs (the API sync heartbeat is one), of leader election and
+   * of the sync engine's inventory check (the system clock by default; unit tests pass a fake one).
+   */
   timers?: Clock
   /** Informer tuning (tests use short timeouts). */
   informerDefaults?: Pick<InformerOptions<KubeObject>, 'idleTimeoutMs' | 'watchTimeoutSeconds' | 'backoff'>
@@ -257,6 +260,7 @@ export class Manager {
         retryPeriodMs: settings.retryPeriodMs,
         logger: this.logger,
         metrics: this.metrics,
+        clock: this.timers,
       })
       leadership = this.lead(this.elector, signal, holdAbort.signal, lost)
     } else {

@@ -11,7 +11,7 @@ export interface WorkQueueOptions {
   name: string
   rateLimiter?: PerKeyRateLimiter
   metrics?: OperatorMetrics
-  /** Time and timers of delayed adds (the system clock by default; tests pass a fake one). */
+  /** Time and timers of delayed adds and of drain (the system clock by default; tests pass a fake one). */
   clock?: Clock
 }
 
@@ -122,13 +122,16 @@ export class WorkQueue {
     this.updateDepth()
   }
 
-  /** Resolves when no key is being processed (or after `timeoutMs`); true if drained. */
+  /**
+   * Resolves when no key is being processed (or after `timeoutMs` on the clock); true if drained. The wait keeps the
+   * process alive: a shutdown waits for its in-flight work.
+   */
   drain(timeoutMs: number): Promise<boolean> {
     if (this.processing.size === 0) return Promise.resolve(true)
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs)
+      const timer = this.clock.setTimeout(() => resolve(false), timeoutMs, {keepAlive: true})
       this.idleWaiters.push(() => {
-        clearTimeout(timer)
+        this.clock.clearTimeout(timer)
         resolve(true)
       })
     })

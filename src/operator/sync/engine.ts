@@ -21,6 +21,7 @@
  * Every API and kube call takes the reconcile's AbortSignal (shutdown, lost leadership).
  */
 import {crdFullName, crdResource, type CustomObject} from '../../crds/define.js'
+import {repeat} from '../../lib/clock.js'
 import type {ApiSession} from '../agent/api-session.js'
 import type {Feature} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
@@ -68,9 +69,10 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const inventory = new InventoryLoader<Api>({
         list: (api, identity, signal) => declaration.api(api).list(declaration.inventory(identity), {signal}),
         naturalKey: declaration.naturalKey ? (item) => declaration.naturalKey!.object(item) : undefined,
-      }, stopping.signal)
+      }, stopping.signal, () => manager.timers.now())
       const reconciler = new SyncReconciler<Spec, Body, Api, Links>({
         declaration, session, client: manager.client, objects: objects.cache, related, events: manager.recorder(declaration.name), inventory,
+        clock: manager.timers,
       })
 
       const running = builder.complete((context) => reconciler.reconcile(context), {maxConcurrentReconciles: manager.maxConcurrentSyncs})
@@ -78,15 +80,16 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
         inventory.reset()
         running.controller.resync()
       })
-      // Inventory check every sync interval: an object whose API twin is gone is reconciled (and recreated) at once.
-      const check = setInterval(
-        () => reconciler.checkInventory(manager.isLeader && objects.hasSynced(), (key) => running.enqueue(key), running.logger),
+      // Inventory check every sync interval (on the manager's timers, not keeping the process alive): an object whose
+      // API twin is gone is reconciled (and recreated) at once.
+      const stopCheck = repeat(
+        manager.timers,
         config.api_sync.sync_interval_seconds * 1000,
+        () => void reconciler.checkInventory(manager.isLeader && objects.hasSynced(), (key) => running.enqueue(key), running.logger),
       )
-      check.unref()
       return {
         async stop() {
-          clearInterval(check)
+          stopCheck()
           stopping.abort()
           unsubscribe()
           await running.stop()

@@ -8,6 +8,7 @@ import {adoptOrCreate, ApiError, ApiNotFoundError, type PolycrateApiClient, type
 import {API_VERSION, crdFullName, crdResource, syncStatusFields, type StatusStyle} from '../../crds/define.js'
 import type {EventRecorder} from '../../kube/events.js'
 import {KubeApiError, type KubeClient} from '../../kube/client.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
 import type {ObjectCache} from '../runtime/cache.js'
@@ -28,6 +29,8 @@ export interface SyncReconcilerOptions<Spec, Body, Api extends InventoryItem, Li
   related: RelatedCache
   events: Pick<EventRecorder, 'record'>
   inventory: InventoryLoader<Api>
+  /** Now, for a new CR's settle time and the status timestamps: the manager's timers, on which its requeues run. */
+  clock?: Clock
 }
 
 /** What a create-or-update works with once the connection is there and the reads are in. */
@@ -45,11 +48,13 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   private readonly style: StatusStyle
   private readonly fields: ReturnType<typeof syncStatusFields>
   readonly finalizer: Finalizer<SyncObject<Spec>>
+  private readonly clock: Clock
 
   constructor(private readonly options: SyncReconcilerOptions<Spec, Body, Api, Links>) {
     this.declaration = options.declaration
     this.style = this.declaration.crd.statusStyle ?? 'snake'
     this.fields = syncStatusFields(this.style)
+    this.clock = options.clock ?? systemClock
     this.finalizer = new Finalizer<SyncObject<Spec>>({
       client: options.client, name: this.declaration.finalizer, resource: crdResource(this.declaration.crd), crd: crdFullName(this.declaration.crd),
     })
@@ -76,7 +81,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
       await this.writeStatus(object, this.status(object, {phase: 'Pending', syncStatus: 'pending', reason: 'NoLocalCluster', message}), signal)
       return
     }
-    const settle = createDelayMs(apiId, declaration.createAfterMs?.(object), object.metadata.creationTimestamp, Date.now())
+    const settle = createDelayMs(apiId, declaration.createAfterMs?.(object), object.metadata.creationTimestamp, this.clock.now())
     if (settle > 0) return {requeueAfterMs: settle}
     const resourceApi = declaration.api(api)
     // The reads (links, existence) run while the finalizer patch is in flight; they are awaited in the try below.
@@ -117,7 +122,12 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   }
 
   private status(object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}): Record<string, unknown> {
-    return syncStatusPatch(this.style, object.status, object.metadata.generation, state, synced, new Date().toISOString())
+    return syncStatusPatch(this.style, object.status, object.metadata.generation, state, synced, this.timestamp())
+  }
+
+  /** Now on the clock, as an RFC 3339 timestamp for the status. */
+  private timestamp(): string {
+    return new Date(this.clock.now()).toISOString()
   }
 
   /** The finalizer's Apply/Cleanup: true when the CR is being deleted (cleaned up or released; nothing else to do). */
@@ -172,7 +182,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     }
     try {
       await this.writeStatus(object, this.status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
-        apiId: id, configHash: hash, at: wrote ? new Date().toISOString() : undefined, extra: this.declaration.extraStatus?.(push.links),
+        apiId: id, configHash: hash, at: wrote ? this.timestamp() : undefined, extra: this.declaration.extraStatus?.(push.links),
       }), signal)
     } catch (error) {
       // The CR is gone: the cache showed an object that no longer exists (a stale list after a reconnect brings
