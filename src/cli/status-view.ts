@@ -141,7 +141,7 @@ export function syncFields(def: CrdDefinition, status: unknown): {phase: string 
 const GENERIC_COLUMNS = new Set(['Phase', 'Sync', 'API ID'])
 
 /**
- * The kind's own columns, as the seeds' `kubectl get` shows them: its printer columns of priority 0 (`-o wide` ones
+ * The kind's own columns, as the operator reference's `kubectl get` shows them: its printer columns of priority 0 (`-o wide` ones
  * left out), in their order, without Phase, Sync and API ID (status's generic columns).
  */
 export function statusColumns(def: CrdDefinition): PrinterColumn[] {

@@ -25,7 +25,7 @@ export interface CrdDefinition<Spec extends z.ZodType = z.ZodType, Status extend
   /** Columns of `kubectl get`; NAME (and NAMESPACE with -A) come for free, AGE is appended. */
   printerColumns: PrinterColumn[]
   /**
-   * How the sync status fields are spelled, as the seeds' examples do: `camel` (`status.apiID`, `configHash`,
+   * How the sync status fields are spelled, as the operator reference's examples do: `camel` (`status.apiID`, `configHash`,
    * `syncStatus`, `lastSyncedAt`: Endpoint, K8sCluster) or `snake` (`status.api_id`, …: the others).
    */
   statusStyle?: StatusStyle

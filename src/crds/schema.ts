@@ -53,7 +53,7 @@ export const camelSyncStatus = {
   conditions: conditions(),
 }
 
-/** Status fields every snake_case sync kind shares (K8sApp, Certificate, Host, …), as the seeds spell them. */
+/** Status fields every snake_case sync kind shares (K8sApp, Certificate, Host, …), as the operator reference spells them. */
 export const snakeSyncStatus = {
   phase: z.string().optional().describe('Lifecycle phase, e.g. Pending, Synced, Error.'),
   api_id: z.string().optional().describe('ID of the object in the Polycrate API.'),

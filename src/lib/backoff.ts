@@ -1,4 +1,4 @@
-/** Exponential backoff with jitter, and the per-key rate limiter of the work queue (the seeds' 5 s → 60 s). */
+/** Exponential backoff with jitter, and the per-key rate limiter of the work queue (the operator reference's 5 s → 60 s). */
 
 export interface BackoffPolicy {
   initialMs: number
@@ -41,7 +41,7 @@ export class Backoff {
 /** Watch restarts: ≈0.8 s → 30 s with jitter (kube-rs's default). */
 export const watchBackoffPolicy: BackoffPolicy = {initialMs: 800, maxMs: 30_000, factor: 2, jitter: 0.25}
 
-/** Failed reconciles of one key: 5 s → 60 s (the seeds' numbers), no jitter, reset on success. */
+/** Failed reconciles of one key: 5 s → 60 s (the operator reference's numbers), no jitter, reset on success. */
 export const reconcileBackoffPolicy: BackoffPolicy = {initialMs: 5_000, maxMs: 60_000, factor: 2}
 
 /** Per-key exponential failure rate limiter (controller-runtime's ItemExponentialFailureRateLimiter). */

@@ -27,7 +27,7 @@ export const labels = {
   backupProvider: 'polycrate_backup_provider',
   s3BucketName: 'polycrate_s3_bucket_name',
   s3BucketRegion: 'polycrate_s3_bucket_region',
-  /** On K8sApp CRs (the seed's K8sApp example): the block, its kind and type. */
+  /** On K8sApp CRs (the operator reference's K8sApp example): the block, its kind and type. */
   k8sAppBlock: 'k8sapps.polycrate.io/block',
   k8sAppKind: 'k8sapps.polycrate.io/kind',
   k8sAppType: 'k8sapps.polycrate.io/type',
@@ -38,7 +38,7 @@ export const labels = {
 export const deprecatedLabels = {
   /** Replaced by the annotation polycrate_k8sapp_name; removed from sources on reconcile. */
   k8sAppName: 'k8sapps.polycrate.io/name',
-  /** The seeds' K8sApp/Certificate examples still show it; read, never written. */
+  /** The operator reference's K8sApp/Certificate examples still show it; read, never written. */
   discovered: 'operator.polycrate.io/discovered',
 } as const
 

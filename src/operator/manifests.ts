@@ -1,7 +1,7 @@
 /**
  * What an admin applies to run the operator in a cluster (pure): Namespace, ServiceAccount, the RBAC roles
  * generated from what the features declare they read and write, the Deployment, the webhook Service and the metrics
- * Service (both select every replica), the NetworkPolicy of the seed, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
+ * Service (both select every replica), the NetworkPolicy of the operator reference, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
  */
 import type {KubeObject} from '../kube/client.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
@@ -178,7 +178,7 @@ function serviceObjects(options: ManifestOptions, selector: Record<string, strin
       podSelector: {matchLabels: selector},
       policyTypes: ['Ingress'],
       ingress: [
-        // The seed: the external-dns webhook is open to the whole cluster (no coupling to external-dns' labels).
+        // The operator reference: the external-dns webhook is open to the whole cluster (no coupling to external-dns' labels).
         {from: [{namespaceSelector: {}}], ports: [{port: options.externalDnsWebhookPort, protocol: 'TCP'}]},
         // Metrics scrapers and probes from inside the cluster.
         {from: [{namespaceSelector: {}}], ports: [{port: options.metricsPort, protocol: 'TCP'}, {port: options.healthPort, protocol: 'TCP'}]},

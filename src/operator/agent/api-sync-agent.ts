@@ -246,7 +246,7 @@ export class ApiSyncAgent {
     }
   }
 
-  /** The seeds' rules: the API's cluster for the workspace wins; else create `cluster_name`; else none. */
+  /** The operator reference's rules: the API's cluster for the workspace wins; else create `cluster_name`; else none. */
   private async resolveLocalCluster(api: PolycrateApiClient, workspaceId: string, previousId: string | undefined, signal: AbortSignal) {
     const local = this.options.config.local_cluster
     if (!local.enabled) return undefined

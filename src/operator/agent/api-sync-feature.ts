@@ -1,7 +1,7 @@
 /**
  * API sync identity: reads the agent token from the Secret named by `api_sync.credentials_ref`, sends the health
  * report (`kind: operator`) at start and every `sync_interval_seconds` as heartbeat, stores the workspace and
- * organization it resolves in `OperatorConfig.status.api_sync`, registers the local cluster by the seeds'
+ * organization it resolves in `OperatorConfig.status.api_sync`, registers the local cluster by the operator reference's
  * idempotency rules, and keeps the operator's own K8sApp `polycrate-operator` with its installed version.
  * No token, a rejected token and an unreachable API each get an `APIConnected=False` condition that says what
  * to do; the operator keeps running and retries.

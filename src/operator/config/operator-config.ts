@@ -1,5 +1,5 @@
 /**
- * OperatorConfig: validation with a message that names the field, the namespace filter the seeds define, and the
+ * OperatorConfig: validation with a message that names the field, the namespace filter the operator reference defines, and the
  * status the OperatorConfig controller writes. Everything here is pure.
  */
 import {isDeepStrictEqual} from 'node:util'
@@ -86,7 +86,7 @@ export interface NamespaceScope {
   ignore_namespaces?: readonly string[]
 }
 
-/** The seeds' rule: empty watch list = all namespaces; ignore_namespaces is subtracted and always wins. */
+/** The operator reference's rule: empty watch list = all namespaces; ignore_namespaces is subtracted and always wins. */
 export function namespaceFilter(scope: NamespaceScope): (namespace: string | undefined) => boolean {
   const watch = new Set(scope.watch_namespaces ?? [])
   const ignore = new Set(scope.ignore_namespaces ?? [])

@@ -1,7 +1,7 @@
 /**
  * Artifact discovery (pure): container image references → Artifact CRs.
  *
- * Decisions where the seeds are silent:
+ * Decisions where the operator reference is silent:
  * - The reference is taken as the pod spec writes it (`spec.containers[].image`, init containers included); the
  *   digest comes from `status.containerStatuses[].imageID` when the reference has none (the runtime's resolved
  *   digest; `docker-pullable://` and similar prefixes dropped).

@@ -101,5 +101,5 @@ export const cnpgScheduleDiscovery = backupDiscovery({
   namespace: () => undefined, enabled: (settings) => settings.cnpg_enabled,
 })
 
-/** `BackupDiscoveryReconciler` of the seeds: the four source kinds. */
+/** `BackupDiscoveryReconciler` of the operator reference: the four source kinds. */
 export const BackupDiscoveryReconciler: readonly Feature[] = [veleroBackupDiscovery, veleroScheduleDiscovery, cnpgBackupDiscovery, cnpgScheduleDiscovery]

@@ -63,13 +63,13 @@
  *   shows as the InvalidCron problem now and as failed once Velero says FailedValidation: Velero's verdict is
  *   the status, ours is only a problem); any other phase → unknown and an `UnknownSchedulePhase` problem.
  * - `retention_policy` = `spec.template.ttl`, canonical, as for a Backup (`InvalidTTL` likewise).
- * - `last_backup_at` = `status.lastBackup`. Velero writes a timestamp there; the seed's table reads
+ * - `last_backup_at` = `status.lastBackup`. Velero writes a timestamp there; the operator reference's table reads
  *   `status.lastBackup.startTime` / `.name`, so an object {startTime, name} is accepted too and its name becomes
  *   `last_backup_name`. Velero's own timestamp form has no name: `last_backup_name` is then absent.
  * - `metadata` = {storage_location, included_namespaces (of the template), validation_errors}.
  *
  * CloudNativePG Backup (`cnpgBackup`):
- * - `provider` = cloudnativepg (the API's enum spelling; the seed's "cloudnative-pg" is not in it), `kind` =
+ * - `provider` = cloudnativepg (the API's enum spelling; the operator reference's "cloudnative-pg" is not in it), `kind` =
  *   database, `source_namespace` = the Backup's namespace (the database cluster's namespace).
  * - `status` from `status.phase`: pending or absent/"" → pending; started, running, finalizing → running;
  *   completed → completed; failed, walArchivingFailing, "invalid backup definition" → failed; another value →
@@ -174,7 +174,7 @@ export interface VeleroScheduleLike {
   }
   status?: {
     phase?: string
-    /** Velero writes a timestamp; the seed's `{startTime, name}` is accepted too. */
+    /** Velero writes a timestamp; the operator reference's `{startTime, name}` is accepted too. */
     lastBackup?: TimestampLike | {startTime?: TimestampLike; name?: string}
     validationErrors?: readonly string[]
   }

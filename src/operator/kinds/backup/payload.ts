@@ -18,7 +18,7 @@
  *   (started_at, completed_at, expiration, size_bytes, items_backed_up, last_backup_at), "" for the non-nullable
  *   strings (retention_policy, source_namespace, schedule_cron). Enums and numbers that cannot be null (status,
  *   kind, provider, paused, total_backups) are left out when unset, so the API keeps its last value.
- * - `provider`: velero, cloudnativepg and custom as they are; the seed's spelling "cloudnative-pg" (and "cnpg") →
+ * - `provider`: velero, cloudnativepg and custom as they are; the operator reference's spelling "cloudnative-pg" (and "cnpg") →
  *   cloudnativepg; any other value (a hand-written CR) → custom, since the API accepts only its enum.
  * - `name` = `apiSlug(spec.name)`: the spec's name when it matches the API's `^[a-z0-9]+(?:-[a-z0-9]+)*$` within 63
  *   characters, else its slug (discovered CRs already carry a slug; hand-written CRs might not).

@@ -3,10 +3,10 @@
  * it. No I/O; the clock is the parameter `now`.
  *
  * Mapping and its decisions:
- * - CR name = `certmanager-<namespace>-<name>` (the seed's example), in the Certificate's namespace; longer than 253
+ * - CR name = `certmanager-<namespace>-<name>` (the operator reference's example), in the Certificate's namespace; longer than 253
  *   characters → cut with a hash of the whole (`discoveredCrName`). A Certificate without a name →
  *   no CR and a `MissingName` problem; without a namespace (plain test objects only) → "default".
- * - Labels, as the seed's example: `certificates.polycrate.io/issuer` = the issuer name,
+ * - Labels, as the operator reference's example: `certificates.polycrate.io/issuer` = the issuer name,
  *   `certificates.polycrate.io/source` = the Certificate name, `certificates.polycrate.io/ready` = "true"/"false"
  *   (= is_ready). Names go through `labelValue` (conventions.ts), so a name over 63 characters becomes a cut value
  *   with a hash (the full names are in the spec). No issuer name → no issuer label. The deprecated
@@ -51,7 +51,7 @@
  * 2. Ready=True: NotAfter at most 30 days ahead (NotAfter − now ≤ 30 × 24 h) → `expiring_soon`, else `ready`
  *    (Ready=True with a failing renewal stays ready/expiring_soon: the certificate in use is valid).
  * 3. Ready=False:
- *    a. reason `Failed` (the seed's table), or `WindowError` / `ARIError` (cert-manager could not work out the
+ *    a. reason `Failed` (the operator reference's table), or `WindowError` / `ARIError` (cert-manager could not work out the
  *       renewal window / ACME renewal info: an error, not a "please (re)issue" trigger) → `failed`;
  *    b. an Issuing condition with status True → `pending` (an issuance, maybe a retry, is running);
  *    c. Issuing False with reason Failed, or `failedIssuanceAttempts` > 0, or `lastFailureTime` set (cert-manager

@@ -1,5 +1,5 @@
 /**
- * Certificate sync (`CertificateController`, the seed's second controller): every Certificate CR →
+ * Certificate sync (`CertificateController`, the operator reference's second controller): every Certificate CR →
  * `/api/v1/certificates/` with the cluster's id, as a declaration on the generic sync feature (hash-based change
  * detection, existence and inventory checks, finalizer delete). Adopt-or-create looks a certificate up by name in
  * the workspace and takes the one of the same namespace and cluster (the API's identity).

@@ -4,7 +4,7 @@
  * DiscoveryProblem and the field falls back to what it would be without the annotation, so one typo never stops
  * the discovery of a source.
  *
- * Decisions where the seeds are silent:
+ * Decisions where the operator reference is silent:
  * - Values are trimmed; an empty (or blank) value counts as "not set" without a problem (`kubectl annotate k=` is how
  *   people clear a value). Booleans accept "true"/"false" in any letter case, nothing else ("yes", "1" are problems).
  * - Numbers are whole seconds written as digits only ("30", not "30s" or "0.5").

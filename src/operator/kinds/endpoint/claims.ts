@@ -7,7 +7,7 @@
  * HostClaimedElsewhere problem. Different namespaces never conflict (the CRs live in the source's namespace). Sources
  * being deleted claim nothing: endpointsForIngress/endpointsForHTTPRoute return no endpoints for them.
  *
- * Decision where the seeds are silent: two *different* hosts can map to the same CR name (`a-b.example.com` and
+ * Decision where the operator reference is silent: two *different* hosts can map to the same CR name (`a-b.example.com` and
  * `a.b-example.com` → `a-b-example-com`). Both are monitored: the host whose source wins by the rule above (then the
  * host name) keeps the plain name, the other gets the name with a hash suffix of its host (`endpointNameWithHash`).
  *

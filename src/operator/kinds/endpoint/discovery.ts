@@ -1,6 +1,6 @@
 /**
  * Endpoint discovery, `EndpointDiscoveryReconciler`: Ingress and, once the Gateway API CRDs exist, HTTPRoute hosts
- * → Endpoint CRs, one per host, as one declaration on the generic discovery engine (discovery/engine.ts). The seeds'
+ * → Endpoint CRs, one per host, as one declaration on the generic discovery engine (discovery/engine.ts). The operator reference's
  * HTTPRouteDiscoveryReconciler is this controller's HTTPRoute source, not a controller of its own: host claims are
  * settled across both source kinds, so they are one controller.
  *

@@ -1,7 +1,7 @@
 /**
  * Host names of a source → the hosts that get an Endpoint, and the Endpoint CR name of a host.
  *
- * Decisions where the seeds are silent:
+ * Decisions where the operator reference is silent:
  * - Hosts are lower-cased (DNS is case-insensitive; the API server only admits lower-case hosts anyway), and the same
  *   host twice on one source gives one Endpoint (first occurrence decides the order).
  * - A host must be a DNS-1123 subdomain (≤ 253 characters, labels ≤ 63): no port, no trailing dot, no underscore.

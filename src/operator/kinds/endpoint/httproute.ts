@@ -6,11 +6,11 @@
  * listener, else the first HTTPS listener, else the first HTTP listener (HTTPS/TLS → TLS, HTTP → plain). The same
  * annotations as on an Ingress apply, and an explicit TLS/port (annotation or host_config) overrides the listener's.
  *
- * Decisions where the seeds are silent:
+ * Decisions where the operator reference is silent:
  * - Only parentRefs of group gateway.networking.k8s.io (the default) and kind Gateway (the default) count; others
  *   (e.g. a Service parent of a mesh route) are ignored. A parentRef without namespace means the route's namespace.
  * - A parentRef `port` narrows the listeners the same way sectionName does (as in the Gateway API). A listener's
- *   `hostname` is not matched against the route's hostnames: the seeds' selection rule does not mention it, and the
+ *   `hostname` is not matched against the route's hostnames: the operator reference's selection rule does not mention it, and the
  *   Gateway's own status already reports routes that do not attach.
  * - Several parents: the first one in spec.parentRefs that is found, is in gateway_classes and has a usable
  *   listener decides TLS and port; every other parent that cannot be used (Gateway missing, no such listener) is still
@@ -76,7 +76,7 @@ function transportOf(gateway: string, listener: ListenerLike, index: number): Li
   return {gateway, listener: listener.name ?? `#${index}`, tls, port: listener.port ?? (tls ? 443 : 80)}
 }
 
-/** The listener of `gateway` a parentRef attaches to, as the seeds define it. */
+/** The listener of `gateway` a parentRef attaches to, as the operator reference defines it. */
 export function selectListener(gateway: GatewayLike, gatewayKey: string, parent: ParentReferenceLike): {transport: ListenerTransport} | {problem: DiscoveryProblem} {
   const listeners = gateway.spec?.listeners ?? []
   const names = listeners.map((l) => l.name).filter(Boolean).join(', ') || 'none'

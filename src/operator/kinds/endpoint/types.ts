@@ -89,7 +89,7 @@ export interface SourceResult {
   endpoints: DesiredEndpoint[]
   problems: DiscoveryProblem[]
   /**
-   * The deprecated label k8sapps.polycrate.io/name is on a monitored source: the reconciler removes it (the seeds say
+   * The deprecated label k8sapps.polycrate.io/name is on a monitored source: the reconciler removes it (the operator reference says
    * so). Its value is already in `spec.k8sAppName` of every endpoint unless the annotation polycrate_k8sapp_name
    * overrides it; a reconciler that wants to keep the link after removal copies it into that annotation first.
    * Only set for monitored sources, so the operator never writes to objects it does not manage.

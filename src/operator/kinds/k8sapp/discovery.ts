@@ -1,6 +1,6 @@
 /**
  * K8sApp discovery, `K8sAppDiscoveryReconciler`: meta Secrets, annotated pods and BYOA routes → K8sApp CRs, one group
- * per namespace, as one declaration on the generic discovery engine (mapping.ts). The seeds' annotation part,
+ * per namespace, as one declaration on the generic discovery engine (mapping.ts). The operator reference's annotation part,
  * K8sAppLabelDiscoveryReconciler, is this controller's pod source, not a controller of its own: a meta Secret wins
  * over the pods of the same app, so both are decided together.
  *

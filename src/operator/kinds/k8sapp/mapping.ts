@@ -5,7 +5,7 @@
  *
  * Secret-based (`K8sAppDiscoveryReconciler`): a Secret named `<app>.poly` whose data key `meta` (or `meta.yaml`,
  * `meta.json`) holds a YAML/JSON map with `block`, `workspace`, `action` → K8sApp `<app>` with those maps as spec,
- * the seed's labels, an owner reference to the Secret and the installation status of the action table.
+ * the operator reference's labels, an owner reference to the Secret and the installation status of the action table.
  * Annotation-based (`K8sAppLabelDiscoveryReconciler`, `label_discovery_enabled`): pods with `polycrate_k8sapp_name`
  * → one K8sApp `kind: external` per (namespace, name). Ingresses/HTTPRoutes with `polycrate_k8sapp_name` (and
  * `polycrate_k8sapp_byoa: "true"` → `byoa`) → the same, sourced from the route (BYOA table). Both run as one
@@ -81,7 +81,7 @@ export interface InstallationStatus {
   uninstallation_failed: boolean
 }
 
-/** The seed's action table (plus uninstall running/failed); undefined when the action says nothing about it. */
+/** The operator reference's action table (plus uninstall running/failed); undefined when the action says nothing about it. */
 export function installationStatus(action: K8sAppSpec['action'] | undefined): InstallationStatus | undefined {
   const name = action?.name
   const status = action?.status

@@ -81,7 +81,7 @@ export function credentialsSecretName(bucketName: string): string {
 export const SECRET_OBJECT_TYPE = 's3-credentials'
 export const MANAGED_BY_OPERATOR = 'operator'
 
-/** The keys of the credential Secret, as the seed lists them. */
+/** The keys of the credential Secret, as the operator reference lists them. */
 export interface BucketCredentials {
   AWS_ACCESS_KEY_ID: string
   AWS_SECRET_ACCESS_KEY: string
@@ -110,7 +110,7 @@ export interface SecretObject {
   data: Record<string, string>
 }
 
-/** The credential Secret of a bucket (pure), with base64 `data` (what the seed's `stringData` becomes). */
+/** The credential Secret of a bucket (pure), with base64 `data` (what the operator reference's `stringData` becomes). */
 export function desiredSecret(owner: SecretOwner, values: BucketCredentials): SecretObject {
   return {
     apiVersion: 'v1',

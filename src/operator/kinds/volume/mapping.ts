@@ -2,7 +2,7 @@
  * Volume discovery (pure): a PersistentVolume → the K8sVolume CR the operator keeps for it (the API's
  * K8SVolumeRequest). No I/O, no clock: the same PV always gives the same result.
  *
- * Mapping and the decisions where the seeds are silent:
+ * Mapping and the decisions where the operator reference is silent:
  * - CR name = the PV name (a DNS subdomain, so a valid CR name; the CR lives in the operator's namespace). A PV
  *   without a name gives no volume and a `MissingName` problem.
  * - `name` = `apiSlug(PV name)` (the same slug rule as hosts, lib/api-names.ts); `provider_object_name` = the PV name;
