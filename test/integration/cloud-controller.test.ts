@@ -2,11 +2,10 @@ import assert from 'node:assert/strict'
 import {randomBytes, randomInt} from 'node:crypto'
 import type {HostStatus} from '../../src/crds/host.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
+import {freshNamespace} from '../support/cluster.js'
+import {configRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 const TAINT = 'node.cloudprovider.kubernetes.io/uninitialized'
@@ -33,14 +32,35 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
   const selector = `polycrate-test/cloud=${run}`
   /** Our nodes' addresses: the shared control plane may hold other files' nodes. */
   const ipPrefix = `10.${randomInt(100, 250)}.${randomInt(0, 250)}.`
-  let client: KubeClient
-  let sim: ApiSimulator
-  let stop: AbortController
-  let running: Promise<void>
-  let namespace: string
-  let workspaceId: string
   let appNamespace: string
   const createdNodes = new Set<string>()
+  const harness = inProcessOperator({
+    spec: {
+      node_discovery: {enabled: true, label_selector: selector},
+      cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
+    },
+    setup: async ({client, sim}) => {
+      sim.cloud.loadBalancerAddressDelayMs = 1_500
+      appNamespace = await freshNamespace(client, 'lb')
+    },
+    cleanup: async ({client, sim}) => {
+      sim.faults.clear()
+      for (const name of createdNodes) await client.delete({...nodes, name}).catch(() => {})
+      // Services still holding our finalizer (a failed test) must not stay behind once the operator is gone.
+      const left = (await client.request<{items: ServiceObject[]}>({path: `/api/v1/namespaces/${appNamespace}/services`}).catch(() => ({items: []}))).items
+      for (const service of left) {
+        await client.mergePatch({...servicesIn(appNamespace), name: service.metadata.name}, {metadata: {finalizers: null}}).catch(() => {})
+        await client.delete({...servicesIn(appNamespace), name: service.metadata.name}).catch(() => {})
+      }
+    },
+  })
+  let client: KubeClient
+  let sim: ApiSimulator
+  let namespace: string
+  let workspaceId: string
+  before(() => {
+    ;({client, sim, namespace, workspaceId} = harness)
+  })
 
   // -- helpers ---------------------------------------------------------------------------------------------------
 
@@ -99,48 +119,11 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
     assert.deepEqual([...byName].filter(([, count]) => count > 1), [], 'no two instances for one Service')
   }
 
-  const startOperator = () => {
-    stop = new AbortController()
-    running = createOperator({client, namespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-  }
-  const patchConfig = (spec: Record<string, unknown>) =>
-    client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}, {spec})
+  const patchConfig = (spec: Record<string, unknown>) => client.mergePatch(configRef(namespace), {spec})
   const controllerRunning = (name: string, want: boolean) => eventually(async () => {
-    const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running?: boolean}>}}>(
-      {group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+    const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running?: boolean}>}}>(configRef(namespace))
     return config.status?.controllers?.find((c) => c.name === name)?.running === want
   }, 30_000, `controller ${name} running=${want}`)
-
-  // -- set-up ----------------------------------------------------------------------------------------------------
-
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    sim.cloud.loadBalancerAddressDelayMs = 1_500
-    ;({namespace, workspaceId} = await operatorNamespaceFor(client, sim, {
-      node_discovery: {enabled: true, label_selector: selector},
-      cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
-    }))
-    appNamespace = await freshNamespace(client, 'lb')
-    startOperator()
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the local cluster in the API')
-  })
-
-  after(async () => {
-    sim?.faults.clear()
-    for (const name of createdNodes) await client.delete({...nodes, name}).catch(() => {})
-    // Services still holding our finalizer (a failed test) must not stay behind once the operator is gone.
-    const left = (await client.request<{items: ServiceObject[]}>({path: `/api/v1/namespaces/${appNamespace}/services`}).catch(() => ({items: []}))).items
-    for (const service of left) {
-      await client.mergePatch({...servicesIn(appNamespace), name: service.metadata.name}, {metadata: {finalizers: null}}).catch(() => {})
-      await client.delete({...servicesIn(appNamespace), name: service.metadata.name}).catch(() => {})
-    }
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
-  })
 
   // -- nodes -----------------------------------------------------------------------------------------------------
 
@@ -351,9 +334,8 @@ describe('Cloud controller: node initialization and LoadBalancer Services (in-pr
       return service
     }))
     // A restart in the middle: whatever the first operator created, the second adopts.
-    stop.abort()
-    await running
-    startOperator()
+    await harness.stop()
+    harness.start()
 
     for (const service of deleted) await gone(service.metadata.name, service.metadata.uid, 240_000)
     for (const name of [...names.slice(0, 4), 'opted-in']) {

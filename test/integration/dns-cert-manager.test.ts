@@ -16,18 +16,17 @@ import {randomBytes} from 'node:crypto'
 import https from 'node:https'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {createLogger} from '../../src/lib/logger.js'
 import {createCertificate} from '../../src/lib/x509.js'
 import {createApiSyncFeature} from '../../src/operator/agent/api-sync-feature.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {Dns01Webhook} from '../../src/operator/dns/dns01-webhook.js'
 import {ExternalDnsWebhook} from '../../src/operator/dns/external-dns-webhook.js'
-import {createOperator, type Operator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
+import {controlPlane} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {dnsClients} from '../support/dns-clients.js'
+import {configRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type Row = Record<string, unknown> & {id: string; name: string; type: string; content: string; dns_zone: string}
@@ -40,17 +39,27 @@ function percentile(values: number[], p: number): number {
 
 describe('DNS01 webhook with cert-manager\'s own webhook client through the real kube-apiserver (APIService)', function () {
   this.timeout(30 * 60 * 1000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let operator: Operator
-  let stop: AbortController
-  let running: Promise<void>
-  let namespace: string
   let port: number
   let driver: string
-  let zone: {id: string; name: string}
   const group = `acme-${randomBytes(3).toString('hex')}.webhook.polycrate.test`
   const apiService = {group: 'apiregistration.k8s.io', version: 'v1', plural: 'apiservices', name: `v1alpha1.${group}`}
+  const harness = inProcessOperator({
+    spec: () => ({dns01_webhook: {enabled: true, group_name: group, solver_name: 'polycrate', port}, external_dns_webhook: {enabled: false}}),
+    features: (session) => [createApiSyncFeature(session), ExternalDnsWebhook(session), Dns01Webhook(session)],
+    setup: async () => {
+      driver = (await dnsClients()).certManagerDriver
+      port = await freePort()
+    },
+    // Started below, once the zone, the serving certificate and the Service are there.
+    start: false,
+    cleanup: async ({client}) => {
+      await client.delete(apiService).catch(() => {})
+    },
+  })
+  let client: KubeClient
+  let sim: ApiSimulator
+  let namespace: string
+  let zone: {id: string; name: string}
 
   const txt = (name: string) => sim.list('domains/dnsrecords').filter((r) => r.type === 'TXT' && r.name === name).map((r) => (r as Row).content).sort()
   const writes = () => sim.requests.filter((r) => r.path.includes('/domains/dnsrecords') && r.method !== 'GET')
@@ -67,14 +76,8 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
   }
 
   before(async () => {
-    driver = (await dnsClients()).certManagerDriver
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    port = await freePort()
-    const setup = await operatorNamespaceFor(client, sim, {dns01_webhook: {enabled: true, group_name: group, solver_name: 'polycrate', port}, external_dns_webhook: {enabled: false}})
-    namespace = setup.namespace
-    const organization = String(sim.get('workspaces', setup.workspaceId)?.organization)
+    ;({client, sim, namespace} = harness)
+    const organization = String(sim.get('workspaces', harness.workspaceId)?.organization)
     zone = sim.insert('domains/dnszones', {name: `dns01-${randomBytes(3).toString('hex')}.example`, kind: 'internal', organization}) as {id: string; name: string}
 
     // The serving certificate the operator block would deploy, and what the aggregator needs to reach and trust it.
@@ -87,13 +90,7 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
       apiVersion: 'v1', kind: 'Service', metadata: {name: OPERATOR_NAME, namespace}, spec: {type: 'ExternalName', externalName: 'localhost'},
     })
 
-    stop = new AbortController()
-    operator = createOperator({
-      client, namespace, metricsBindAddress: '0', probeBindAddress: '0',
-      logger: createLogger({level: 'warn', format: 'json'}),
-      features: (session) => [createApiSyncFeature(session), ExternalDnsWebhook(session), Dns01Webhook(session)],
-    })
-    running = operator.run(stop.signal)
+    const operator = harness.start()
     await eventually(async () => operator.api.client !== undefined, 60_000, 'the API connected')
 
     await client.create({group: 'apiregistration.k8s.io', version: 'v1', plural: 'apiservices'}, {
@@ -105,17 +102,10 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
       return service.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
     }, 90_000, 'the APIService Available')
   })
-  after(async () => {
-    await client?.delete(apiService).catch(() => {})
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
-  })
 
   it('is in the OperatorConfig status when enabled', async () => {
     await eventually(async () => {
-      const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
+      const config = await client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>(configRef(namespace))
       const entry = config.status?.controllers?.find((c) => c.name === 'dns01-webhook')
       return entry?.running === true && entry.reason === 'Running'
     }, 30_000, 'dns01-webhook running in status.controllers')
@@ -175,7 +165,7 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
   })
 
   it('counts discovery and challenge requests, and refusals, in /metrics', async () => {
-    const text = await operator.manager.metrics.text()
+    const text = await harness.operator!.manager.metrics.text()
     assert.match(text, /polycrate_dns_webhook_requests_total\{webhook="dns01",route="discovery",code="200"\} [1-9]/)
     assert.match(text, /polycrate_dns_webhook_requests_total\{webhook="dns01",route="challenge",code="201"\} [1-9]/)
     assert.match(text, /polycrate_dns_webhook_requests_total\{webhook="dns01",route="challenge",code="401"\} 1/)

@@ -10,34 +10,39 @@ import {randomBytes} from 'node:crypto'
 import tls from 'node:tls'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {createLogger} from '../../src/lib/logger.js'
 import {createApiSyncFeature} from '../../src/operator/agent/api-sync-feature.js'
 import {Dns01Webhook} from '../../src/operator/dns/dns01-webhook.js'
 import {ExternalDnsWebhook} from '../../src/operator/dns/external-dns-webhook.js'
 import {EXTERNAL_DNS_MEDIA_TYPE} from '../../src/operator/dns/records.js'
 import {OPERATOR_NAME} from '../../src/operator/conventions.js'
-import {createOperator, type Operator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
+import {controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {dnsClients} from '../support/dns-clients.js'
+import {configRef, ingressRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type Row = Record<string, unknown> & {id: string; name: string; type: string; content: string; dns_zone: string}
-const ingresses = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
 
 describe('external-dns webhook provider with the real external-dns v0.18.0', function () {
   this.timeout(30 * 60 * 1000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let operator: Operator
-  let stop: AbortController
-  let running: Promise<void>
-  let operatorNamespace: string
-  let appNamespace: string
   let port: number
   let externalDns: string
+  const harness = inProcessOperator({
+    spec: () => ({external_dns_webhook: {port}}),
+    features: (session) => [createApiSyncFeature(session), ExternalDnsWebhook(session), Dns01Webhook(session)],
+    setup: async () => {
+      externalDns = (await dnsClients()).externalDns
+      port = await freePort()
+    },
+    // Started below, once the zone is there.
+    start: false,
+  })
+  let client: KubeClient
+  let sim: ApiSimulator
+  let operatorNamespace: string
+  let appNamespace: string
   let zone: {id: string; name: string}
   const owner = `cluster-${randomBytes(3).toString('hex')}`
   const outsideHost = `app.outside-${randomBytes(3).toString('hex')}.test`
@@ -45,7 +50,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   const records = () => sim.list('domains/dnsrecords').filter((r) => r.dns_zone === zone.id) as Row[]
   const values = (name: string, type: string) => records().filter((r) => r.name === name && r.type === type).map((r) => r.content).sort()
   const ownedTxt = (host: string) => records().filter((r) => r.type === 'TXT' && r.name.endsWith(host) && r.content.includes(`external-dns/owner=${owner}`))
-  const config = () => client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'})
+  const config = () => client.get<KubeObject & {status?: {controllers?: Array<{name: string; running: boolean; reason: string}>}}>(configRef(operatorNamespace))
 
   const externalDnsArgs = async () => [
     '--source=ingress', `--namespace=${appNamespace}`,
@@ -55,7 +60,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   ]
   const runExternalDns = async () => execa(externalDns, [...(await externalDnsArgs()), '--once'], {reject: false, timeout: 180_000, all: true})
   const ingress = async (name: string, host: string, ips: string[]) => {
-    await client.create(ingresses(appNamespace), {
+    await client.create(ingressRef(appNamespace), {
       apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {name, namespace: appNamespace},
       spec: {rules: [{host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]},
     })
@@ -67,31 +72,13 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   })
 
   before(async () => {
-    externalDns = (await dnsClients()).externalDns
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    port = await freePort()
-    const setup = await operatorNamespaceFor(client, sim, {external_dns_webhook: {port}})
-    operatorNamespace = setup.namespace
-    const organization = String(sim.get('workspaces', setup.workspaceId)?.organization)
+    ;({client, sim, namespace: operatorNamespace} = harness)
+    const organization = String(sim.get('workspaces', harness.workspaceId)?.organization)
     zone = sim.insert('domains/dnszones', {name: `edns-${randomBytes(3).toString('hex')}.example`, kind: 'internal', organization}) as {id: string; name: string}
     appNamespace = await freshNamespace(client, 'edns')
-    stop = new AbortController()
-    operator = createOperator({
-      client, namespace: operatorNamespace, metricsBindAddress: '0', probeBindAddress: '0',
-      logger: createLogger({level: 'error', format: 'json'}),
-      features: (session) => [createApiSyncFeature(session), ExternalDnsWebhook(session), Dns01Webhook(session)],
-    })
-    running = operator.run(stop.signal)
+    const operator = harness.start()
     await eventually(async () => operator.api.client !== undefined, 60_000, 'the API connected')
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/`, {headers: {Accept: EXTERNAL_DNS_MEDIA_TYPE}})).status === 200, 30_000, 'the webhook serving')
-  })
-  after(async () => {
-    stop?.abort()
-    await running
-    client?.close()
-    await sim?.close()
   })
 
   it('shows the webhooks in the OperatorConfig status (external-dns on by default, DNS01 opt-in)', async () => {
@@ -128,7 +115,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   it('moves the records when the host changes and removes them when the Ingress is deleted', async () => {
     const web = `web.${zone.name}`
     const moved = `moved.${zone.name}`
-    await client.mergePatch(ingresses(appNamespace, 'web'), {spec: {rules: [{host: moved, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]}})
+    await client.mergePatch(ingressRef(appNamespace, 'web'), {spec: {rules: [{host: moved, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}]}})
     let result = await runExternalDns()
     assert.equal(result.exitCode, 0, result.all)
     assert.deepEqual(values(moved, 'A'), ['192.0.2.10', '192.0.2.20'])
@@ -136,8 +123,8 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
     assert.deepEqual(values(web, 'A'), [], 'the old name is gone')
     assert.equal(ownedTxt(web).length, 0)
 
-    await client.delete(ingresses(appNamespace, 'web'))
-    await eventually(async () => (await client.getOrUndefined(ingresses(appNamespace, 'web'))) === undefined, 30_000, 'the Ingress gone')
+    await client.delete(ingressRef(appNamespace, 'web'))
+    await eventually(async () => (await client.getOrUndefined(ingressRef(appNamespace, 'web'))) === undefined, 30_000, 'the Ingress gone')
     result = await runExternalDns()
     assert.equal(result.exitCode, 0, result.all)
     assert.deepEqual(values(moved, 'A'), [])
@@ -165,11 +152,11 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
       child.kill()
       await child
     }
-    await client.delete(ingresses(appNamespace, 'retry'))
+    await client.delete(ingressRef(appNamespace, 'retry'))
   })
 
   it('counts the requests by route and code in /metrics', async () => {
-    const text = await operator.manager.metrics.text()
+    const text = await harness.operator!.manager.metrics.text()
     for (const route of ['/', '/records', '/adjustendpoints']) {
       assert.match(text, new RegExp(`polycrate_dns_webhook_requests_total\\{webhook="external-dns",route="${route}",code="200"\\} [1-9]`), route)
     }
@@ -179,7 +166,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
   })
 
   it('stops serving when disabled and serves on the new port when it changes', async () => {
-    const patchSpec = (spec: Record<string, unknown>) => client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'}, {spec})
+    const patchSpec = (spec: Record<string, unknown>) => client.mergePatch(configRef(operatorNamespace), {spec})
     await patchSpec({external_dns_webhook: {enabled: false, port}})
     await eventually(async () => (await config()).status?.controllers?.find((c) => c.name === 'external-dns-webhook')?.reason === 'Disabled', 30_000, 'reported disabled')
     await eventually(async () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true), 30_000, 'the port closed')
@@ -190,7 +177,7 @@ describe('external-dns webhook provider with the real external-dns v0.18.0', fun
 
   it('DNS01 is opt-in: enabled without a serving certificate Secret, it serves TLS with a certificate made at start', async () => {
     const dns01Port = await freePort()
-    const patchSpec = (spec: Record<string, unknown>) => client.mergePatch({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: operatorNamespace, name: 'default'}, {spec})
+    const patchSpec = (spec: Record<string, unknown>) => client.mergePatch(configRef(operatorNamespace), {spec})
     await patchSpec({dns01_webhook: {enabled: true, port: dns01Port}})
     await eventually(async () => (await config()).status?.controllers?.find((c) => c.name === 'dns01-webhook')?.running === true, 30_000, 'dns01-webhook running')
     const peer = await eventually(() => new Promise<tls.PeerCertificate | undefined>((resolve) => {

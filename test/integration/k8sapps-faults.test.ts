@@ -4,11 +4,10 @@
  */
 import assert from 'node:assert/strict'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
+import {controlPlane, freshNamespace} from '../support/cluster.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually, killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type ApiObject = Record<string, unknown> & {id: string; name: string}
@@ -23,27 +22,25 @@ async function forEachLimit<T>(items: readonly T[], limit: number, run: (item: T
 
 describe('K8sApp faults (real apiserver, simulator)', function () {
   this.timeout(600_000)
+  const windowSeconds = 5
+  const processes: OperatorProcess[] = []
+  /** The rollout test's operator (in process, `windowSeconds` sync window); the kill test runs operator processes in a namespace of its own. */
+  const harness = inProcessOperator({
+    spec: ({sim}) => ({api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: windowSeconds}}),
+    start: false,
+    cleanup: async () => {
+      await Promise.all(processes.splice(0).map((operator) => operator.stop('SIGKILL')))
+    },
+  })
   let client: KubeClient
   let sim: ApiSimulator
-  const processes: OperatorProcess[] = []
-
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-  })
-  after(async () => {
-    await Promise.all(processes.splice(0).map((operator) => operator.stop('SIGKILL')))
-    client?.close()
-    await sim?.close()
+  before(() => {
+    ;({client, sim} = harness)
   })
 
   it('R: a 200-pod rollout of 20 apps within 30 s → at most one pod-status API write per app per sync window, the final state reported, 0 duplicates', async () => {
-    const windowSeconds = 5
-    const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: windowSeconds}})
     const ns = await freshNamespace(client, 'roll')
-    const stop = new AbortController()
-    const running = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
+    harness.start()
     try {
       const apps = Array.from({length: 20}, (_, i) => `roll-app-${i}`)
       const owner = async (name: string) => {
@@ -99,8 +96,7 @@ describe('K8sApp faults (real apiserver, simulator)', function () {
       process.stdout.write(`      rollout: 400 pod changes in ${rolloutSeconds.toFixed(1)} s; ${total} pod-status API writes for 20 apps until the final state (${elapsed.toFixed(1)} s, window ${windowSeconds} s)\n`)
       for (const app of apps) assert.equal((sim.list('kubernetes/apps') as ApiObject[]).filter((a) => a.name === app).length, 1, `${app}: no duplicate`)
     } finally {
-      stop.abort()
-      await running
+      await harness.stop()
     }
   })
 

@@ -5,19 +5,16 @@ import path from 'node:path'
 import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {createLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
+import {configRef} from '../support/helpers.js'
+import {inProcessOperator, type OperatorHarness} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
 
 type Cluster = KubeObject & {metadata: {name: string; uid: string; finalizers?: string[]}; status?: Record<string, unknown> & {phase?: string; reachable?: boolean; kubernetesVersion?: string; lastProbedAt?: string; apiID?: string; syncStatus?: string; message?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
 
 const clustersIn = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace})
 const secretsIn = (namespace: string) => ({group: '', version: 'v1', plural: 'secrets', namespace})
-const configsIn = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace})
 
 describe('K8sCluster (real apiservers)', function () {
   this.timeout(180_000)
@@ -43,17 +40,8 @@ describe('K8sCluster (real apiservers)', function () {
     client?.close()
   })
 
-  /** An operator for `namespace`, in process, with its log lines collected. */
-  const runOperator = (namespace: string) => {
-    const logs: string[] = []
-    const stop = new AbortController()
-    const logger = createLogger({level: 'debug', format: 'json', write: (line) => logs.push(line)})
-    const running = createOperator({client, namespace, logger, metricsBindAddress: '0', probeBindAddress: '0'}).run(stop.signal)
-    return {logs, stop: async () => {
-      stop.abort()
-      await running
-    }}
-  }
+  /** The operator's captured log lines, as text. */
+  const logText = (harness: OperatorHarness) => harness.logs.map((line) => JSON.stringify(line))
   const helpers = (namespace: string) => {
     const get = (name: string) => client.getOrUndefined<Cluster>({...clustersIn(namespace), name})
     return {
@@ -76,21 +64,22 @@ describe('K8sCluster (real apiservers)', function () {
   }
 
   describe('probes (no API connection: the probe alone decides the phase)', () => {
+    const harness = inProcessOperator({
+      spec: false, logLevel: 'debug', start: false,
+      cleanup: async ({namespace}) => {
+        await helpers(namespace).deleteAll().catch((error) => process.stderr.write(`[k8scluster after] ${(error as Error).message}\n`))
+      },
+    })
     let namespace: string
-    let operator: ReturnType<typeof runOperator>
     let h: ReturnType<typeof helpers>
     const wrongToken = randomBytes(24).toString('hex')
 
     before(async () => {
-      namespace = await freshNamespace(client, 'k8sc')
+      namespace = harness.namespace
       // A long sync interval: whatever happens sooner is the Secret watch, not the periodic probe.
-      await client.create(configsIn(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {api_sync: {enabled: false, sync_interval_seconds: 300}}})
+      await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {api_sync: {enabled: false, sync_interval_seconds: 300}}})
       h = helpers(namespace)
-      operator = runOperator(namespace)
-    })
-    after(async () => {
-      await h.deleteAll().catch((error) => process.stderr.write(`[k8scluster after] ${(error as Error).message}\n`))
-      await operator.stop()
+      harness.start()
     })
 
     it('valid token → Ready; wrong token → Unauthorized; wrong CA → Error; closed port → Unreachable; each with a reason to act on', async () => {
@@ -144,7 +133,7 @@ describe('K8sCluster (real apiservers)', function () {
     })
 
     it('re-probed every sync interval: the API server going away turns a Ready CR Unreachable with no change to it', async () => {
-      await client.mergePatch({...configsIn(namespace), name: 'default'}, {spec: {api_sync: {sync_interval_seconds: 2}}})
+      await client.mergePatch(configRef(namespace), {spec: {api_sync: {sync_interval_seconds: 2}}})
       const before = await h.phase('valid', 'Ready')
       await eventually(async () => String((await h.get('valid'))?.status?.lastProbedAt) > String(before.status?.lastProbedAt) || undefined, 30_000, 'a later probe')
       await extra.stop()
@@ -159,32 +148,30 @@ describe('K8sCluster (real apiservers)', function () {
     it('no credential in logs, Events or statuses', async () => {
       const events = JSON.stringify((await client.request<{items: unknown[]}>({path: `/api/v1/namespaces/${namespace}/events`})).items)
       const statuses = JSON.stringify((await client.request<{items: Cluster[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/k8sclusters`})).items.map((c) => c.status))
-      assert.ok(operator.logs.length > 0)
-      for (const [where, text] of [['logs', operator.logs.join('\n')], ['events', events], ['statuses', statuses]] as const) {
+      assert.ok(harness.logs.length > 0)
+      for (const [where, text] of [['logs', logText(harness).join('\n')], ['events', events], ['statuses', statuses]] as const) {
         assert.ok(!text.includes(controlPlane().token) && !text.includes(wrongToken), `a token in the ${where}`)
       }
     })
   })
 
   describe('registration in the API (one cluster per workspace)', () => {
-    let sim: ApiSimulator
-    before(async () => {
-      sim = await ApiSimulator.start()
-    })
-    after(async () => {
-      await sim?.close()
-    })
-
     const validSpec = async (namespace: string, extraSpec: Record<string, unknown> = {}) => {
       await client.create(secretsIn(namespace), {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'token', namespace}, stringData: {token: controlPlane().token}})
       return {apiServer: extra.server, authentication: {serviceAccountToken: {secretRef: {name: 'token', key: 'token'}}}, caCertificate: ca, ...extraSpec}
     }
 
-    it('adopts the workspace\'s cluster (the local one), sets display name and description; a second CR → Error WorkspaceHasCluster; deleting the adopter keeps the API cluster and hands the slot over', async () => {
-      const {namespace} = await operatorNamespaceFor(client, sim)
-      const h = helpers(namespace)
-      const operator = runOperator(namespace)
-      try {
+    describe('the workspace has a cluster (the local one)', () => {
+      const harness = inProcessOperator({
+        logLevel: 'debug',
+        cleanup: async ({namespace}) => {
+          await helpers(namespace).deleteAll().catch((error) => process.stderr.write(`[k8scluster after] ${(error as Error).message}\n`))
+        },
+      })
+
+      it('adopts the workspace\'s cluster (the local one), sets display name and description; a second CR → Error WorkspaceHasCluster; deleting the adopter keeps the API cluster and hands the slot over', async () => {
+        const {namespace, sim} = harness
+        const h = helpers(namespace)
         await eventually(async () => sim.list('kubernetes/clusters').some((c) => c.name === `cluster-${namespace}`) || undefined, 30_000, 'the local cluster registered')
         const local = sim.list('kubernetes/clusters').find((c) => c.name === `cluster-${namespace}`)!
         await h.create('first', await validSpec(namespace, {displayName: 'Production Cluster', description: 'registered by a CR'}))
@@ -192,7 +179,7 @@ describe('K8sCluster (real apiservers)', function () {
           const c = await h.get('first')
           return c?.status?.syncStatus === 'synced' && c.status.phase === 'Ready' ? c : undefined
         }, 60_000, 'first registered').catch(async (error) => {
-          throw new Error(`${(error as Error).message}: ${JSON.stringify((await h.get('first'))?.status)}\n${operator.logs.filter((l) => l.includes('k8s-cluster')).slice(-5).join('\n')}`)
+          throw new Error(`${(error as Error).message}: ${JSON.stringify((await h.get('first'))?.status)}\n${logText(harness).filter((l) => l.includes('k8s-cluster')).slice(-5).join('\n')}`)
         })
         assert.equal(first.status?.apiID, local.id)
         assert.equal(first.status?.conditions?.find((c) => c.type === 'Registered')?.reason, 'Adopted')
@@ -214,16 +201,15 @@ describe('K8sCluster (real apiservers)', function () {
         }, 60_000, 'second takes the slot')
         assert.equal(handedOver.status?.apiID, local.id)
         await h.deleteAll()
-      } finally {
-        await operator.stop()
-      }
+      })
     })
 
-    it('creates the cluster (kind from the spec) when the workspace has none; deleting the CR tries to delete it and says why it could not', async () => {
-      const {namespace} = await operatorNamespaceFor(client, sim, {local_cluster: {enabled: false}})
-      const h = helpers(namespace)
-      const operator = runOperator(namespace)
-      try {
+    describe('the workspace has no cluster', () => {
+      const harness = inProcessOperator({spec: {local_cluster: {enabled: false}}, waitForCluster: false})
+
+      it('creates the cluster (kind from the spec) when the workspace has none; deleting the CR tries to delete it and says why it could not', async () => {
+        const {namespace, sim} = harness
+        const h = helpers(namespace)
         await h.create('created', await validSpec(namespace, {kind: 'generic'}))
         const created = await eventually(async () => {
           const c = await h.get('created')
@@ -238,9 +224,7 @@ describe('K8sCluster (real apiservers)', function () {
         const events = await h.events('created')
         assert.ok(events.some((e) => e.reason === 'ClusterNotDeleted' && /delete it in the dashboard/.test(e.message)), JSON.stringify(events))
         assert.ok(sim.requests.some((r) => r.method === 'DELETE' && r.path === `/api/v1/kubernetes/clusters/${String(created.status?.apiID)}/` && r.status === 403))
-      } finally {
-        await operator.stop()
-      }
+      })
     })
   })
 })

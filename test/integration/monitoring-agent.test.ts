@@ -167,7 +167,14 @@ describe('endpoint monitoring agent (run + simulator + loopback target)', functi
     await eventually(async () => (await client.get<OperatorConfigObject>(configRef(namespace))).status?.monitoring === undefined, 60_000, 'status.monitoring given up')
     await eventually(async () => !parsePromText(await (await fetch(running.metricsUrl)).text()).get('probe_success')?.samples.length, 30_000, 'probe series gone')
     const seenCount = seen.length
-    await sleep(12_000)
+    // Long enough for any check still scheduled to be due (one check interval), and the operator demonstrably alive
+    // all along: it heartbeats at the start and past the end of that interval. (A hung or exited process would pass
+    // a bare sleep.)
+    const givenUpAt = Date.now()
+    await eventually(async () => {
+      const heartbeats = sim.requests.filter((r) => r.method === 'POST' && r.resource === 'agent/health' && r.at >= givenUpAt).map((r) => r.at)
+      return heartbeats.length >= 2 && Math.max(...heartbeats) >= givenUpAt + 10_000
+    }, 30_000, 'heartbeats through a full check interval after the agent was disabled')
     assert.equal(seen.length, seenCount, 'no check after the agent was disabled')
     const stored = sim.list('check-results')
     assert.equal(sim.monitoring.duplicateResults, 0, 'no result reported twice')

@@ -10,44 +10,40 @@ import path from 'node:path'
 import yaml from 'js-yaml'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
-import {silentLogger} from '../../src/lib/logger.js'
-import {createOperator, type Operator} from '../../src/operator/operator.js'
-import {operatorNamespaceFor} from '../support/api-setup.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
+import {controlPlane, freshNamespace} from '../support/cluster.js'
+import {configRef, ingressRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually, startOperator} from '../support/operator-process.js'
-import {ingressRef} from '../support/helpers.js'
 
 type Synced = KubeObject & {metadata: {uid: string; name: string; namespace: string}; status?: {phase?: string; apiID?: string; api_id?: string}}
-const polycrate = (plural: string, namespace?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural, namespace})
-
-async function reconcileCount(operator: Operator, controller: string): Promise<number> {
-  const metric = await operator.manager.metrics.reconcileTotal.get()
-  return metric.values.filter((v) => v.labels.controller === controller).reduce((sum, v) => sum + v.value, 0)
-}
-
-async function queueDepth(operator: Operator): Promise<number> {
-  const metric = await operator.manager.metrics.workqueueDepth.get()
-  return metric.values.reduce((sum, v) => sum + v.value, 0)
-}
 
 describe('restarts and setting toggles change nothing (in-process operator, simulator)', function () {
   this.timeout(300_000)
-  let client: KubeClient
-  let sim: ApiSimulator
-  let operatorNamespace: string
   const prefix = `rs-${randomBytes(3).toString('hex')}`
   const namespaces: string[] = []
   let extrasNamespace: string
   const nodes = [0, 1, 2].map((i) => `${prefix}-node-${i}`)
   const volumes = [0, 1, 2].map((i) => `${prefix}-pv-${i}`)
 
+  const harness = inProcessOperator({
+    spec: () => ({backup_discovery: {velero_namespace: extrasNamespace}}),
+    // The tests start and stop operators themselves.
+    start: false,
+    setup: async ({client}) => {
+      extrasNamespace = await freshNamespace(client, 'rsx')
+    },
+    cleanup: async ({client}) => {
+      for (const name of nodes) await client.delete({group: '', version: 'v1', plural: 'nodes', name}).catch(() => {})
+      for (const name of volumes) await client.delete({group: '', version: 'v1', plural: 'persistentvolumes', name}).catch(() => {})
+    },
+  })
+  let client: KubeClient
+  let sim: ApiSimulator
+  let operatorNamespace: string
+
   before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    extrasNamespace = await freshNamespace(client, 'rsx')
-    operatorNamespace = (await operatorNamespaceFor(client, sim, {backup_discovery: {velero_namespace: extrasNamespace}})).namespace
+    ;({client, sim, namespace: operatorNamespace} = harness)
     // Velero, CloudNativePG and cert-manager CRDs, and one object of each kind the backup and certificate
     // discovery read.
     const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
@@ -92,13 +88,6 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     }
   })
 
-  after(async () => {
-    for (const name of nodes) await client.delete({group: '', version: 'v1', plural: 'nodes', name}).catch(() => {})
-    for (const name of volumes) await client.delete({group: '', version: 'v1', plural: 'persistentvolumes', name}).catch(() => {})
-    client.close()
-    await sim.close()
-  })
-
   const ours = async () => {
     const endpoints: Synced[] = []
     for (const namespace of namespaces) endpoints.push(...(await client.request<{items: Synced[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/endpoints`})).items)
@@ -112,54 +101,47 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
   // resourceVersion too: a restart writes nothing at all (no orphan mark, no status rewrite, no re-apply).
   const snapshot = (objects: Synced[]) => objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name} uid=${o.metadata.uid} rv=${o.metadata.resourceVersion} api=${apiId(o)}`).sort()
 
-  /** Runs an operator until its first pass over everything is done: the positive signal before "nothing changed". */
-  const startAndSettle = async (expected: number): Promise<{operator: Operator; stop: () => Promise<void>}> => {
-    const abort = new AbortController()
-    const operator = createOperator({client, namespace: operatorNamespace, logger: silentLogger, metricsBindAddress: '0', probeBindAddress: '0'})
-    const running = operator.run(abort.signal)
+  /** Starts an operator and waits until its first pass over everything is done: the positive signal before "nothing changed". */
+  const startAndSettle = async (expected: number): Promise<void> => {
+    harness.start()
     await eventually(async () => {
       const counts = await Promise.all(['endpoint-discovery', 'endpoint-sync', 'host-discovery', 'host-sync', 'volume-discovery', 'volume-sync',
-        'velero-backup-discovery', 'cnpg-schedule-discovery', 'certificate-discovery', 'backup-sync', 'backup-schedule-sync', 'certificate-sync'].map((c) => reconcileCount(operator, c)))
+        'velero-backup-discovery', 'cnpg-schedule-discovery', 'certificate-discovery', 'backup-sync', 'backup-schedule-sync', 'certificate-sync'].map((c) => harness.reconciles(c)))
       // Every sync controller reconciled at least our objects, every discovery controller ran, and nothing is queued.
       return counts[1]! >= 30 && counts[3]! >= 3 && counts[5]! >= 3 && counts[0]! >= 10 && counts[2]! >= 3 && counts[4]! >= 3 &&
-        counts.slice(6).every((count) => count >= 1) && (await queueDepth(operator)) === 0
+        counts.slice(6).every((count) => count >= 1) && (await harness.queueDepth()) === 0
     }, 60_000, `operator settled (${expected} objects)`)
-    return {operator, stop: async () => {
-      abort.abort()
-      await running
-    }}
   }
 
   it('30 Endpoints in 10 namespaces, 3 Hosts, 3 K8sVolumes, a Backup, a BackupSchedule and a Certificate: 5 restarts and 5 setting toggles delete nothing and keep every API id', async () => {
-    let current = await startAndSettle(39)
+    await startAndSettle(39)
     const synced = await eventually(async () => {
       const objects = await ours()
       return objects.length === 39 && objects.every((o) => o.status?.phase === 'Synced' && apiId(o)) ? objects : undefined
     }, 90_000, '39 synced objects')
     // Settled: the first pass's last status writes are in.
-    await current.stop()
-    current = await startAndSettle(39)
+    await harness.stop()
+    await startAndSettle(39)
     const before = snapshot(await ours())
     assert.equal(before.length, synced.length)
     const apiBefore = {endpoints: sim.list('endpoints').length, hosts: sim.list('hosts').length, volumes: sim.list('kubernetes/volumes').length}
     sim.clearRequests()
 
     for (let restart = 0; restart < 5; restart++) {
-      await current.stop()
-      current = await startAndSettle(39)
+      await harness.stop()
+      await startAndSettle(39)
     }
     for (let toggle = 0; toggle < 5; toggle++) {
-      const operator = current.operator
-      const [discoveryBefore, hostsBefore] = [await reconcileCount(operator, 'endpoint-discovery'), await reconcileCount(operator, 'host-discovery')]
-      await client.mergePatch({...polycrate('operatorconfigs', operatorNamespace), name: 'default'}, {spec: {
+      const [discoveryBefore, hostsBefore] = [await harness.reconciles('endpoint-discovery'), await harness.reconciles('host-discovery')]
+      await client.mergePatch(configRef(operatorNamespace), {spec: {
         endpoint_discovery: {stale_cleanup_minutes: 10 + ((toggle + 1) % 2)},
         cleanup: {stale_threshold_minutes: 30 + ((toggle + 1) % 2)},
       }})
       // The restarted discovery features went over everything again (the positive signal).
-      await eventually(async () => (await reconcileCount(operator, 'endpoint-discovery')) >= discoveryBefore + 10 &&
-        (await reconcileCount(operator, 'host-discovery')) >= hostsBefore + 3 && (await queueDepth(operator)) === 0, 60_000, `toggle ${toggle} reconciled`)
+      await eventually(async () => (await harness.reconciles('endpoint-discovery')) >= discoveryBefore + 10 &&
+        (await harness.reconciles('host-discovery')) >= hostsBefore + 3 && (await harness.queueDepth()) === 0, 60_000, `toggle ${toggle} reconciled`)
     }
-    await current.stop()
+    await harness.stop()
 
     assert.deepEqual(snapshot(await ours()), before, 'every CR kept its uid, resourceVersion and API id')
     const writes = sim.requests.filter((r) => ['POST', 'DELETE'].includes(r.method) && ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'certificates'].includes(r.resource))
@@ -174,7 +156,7 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     const operator = await startOperator({kubeconfig, namespace: operatorNamespace, args: ['--graceful-shutdown-timeout', '5']})
     try {
       await eventually(async () => {
-        const config = await client.get<KubeObject & {status?: {conditions?: Array<{type: string; status: string}>}}>({...polycrate('operatorconfigs', operatorNamespace), name: 'default'})
+        const config = await client.get<KubeObject & {status?: {conditions?: Array<{type: string; status: string}>}}>(configRef(operatorNamespace))
         return config.status?.conditions?.some((c) => c.type === 'APIConnected' && c.status === 'True')
       }, 30_000, 'API connected')
       // From now on every endpoint call hangs for 60 s.

@@ -4,12 +4,11 @@ import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
 import {PolycrateApiClient} from '../../src/api/index.js'
 import {KubeApiError, type KubeClient, type KubeObject} from '../../src/kube/client.js'
-import {createLogger} from '../../src/lib/logger.js'
-import {createOperator} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator, S3_KEY_PATTERN} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
-import {freePort} from '../support/control-plane.js'
+import {configRef as configOf} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type Bucket = KubeObject & {metadata: {name: string; namespace?: string; uid: string; finalizers?: string[]}; spec: {name: string; region?: string; reclaim_policy?: string}; status?: Record<string, unknown> & {phase?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
@@ -58,52 +57,47 @@ function helpers(client: KubeClient, sim: ApiSimulator, namespace: () => string)
  * The control plane is shared: S3Bucket CRs other files left behind (the seed examples) were provisioned by our
  * operators too. Take our finalizer off them again, so that nothing waits for an operator that is gone.
  */
-async function releaseForeignBuckets(client: KubeClient, namespace: string): Promise<void> {
-  const all = (await client.request<{items: Bucket[]}>({path: '/apis/polycrate.io/v1alpha1/s3buckets'})).items
-  for (const bucket of all) {
-    if (bucket.metadata.namespace === namespace || !bucket.metadata.finalizers?.includes('polycrate.io/s3bucket-cleanup')) continue
-    const finalizers = bucket.metadata.finalizers.filter((name) => name !== 'polycrate.io/s3bucket-cleanup')
-    await client.mergePatch({...bucketsIn(bucket.metadata.namespace!), name: bucket.metadata.name}, {metadata: {finalizers}}).catch(() => {})
+async function releaseForeignBuckets(namespace: string): Promise<void> {
+  const client = adminClient()
+  try {
+    const all = (await client.request<{items: Bucket[]}>({path: '/apis/polycrate.io/v1alpha1/s3buckets'})).items
+    for (const bucket of all) {
+      if (bucket.metadata.namespace === namespace || !bucket.metadata.finalizers?.includes('polycrate.io/s3bucket-cleanup')) continue
+      const finalizers = bucket.metadata.finalizers.filter((name) => name !== 'polycrate.io/s3bucket-cleanup')
+      await client.mergePatch({...bucketsIn(bucket.metadata.namespace!), name: bucket.metadata.name}, {metadata: {finalizers}}).catch(() => {})
+    }
+  } finally {
+    client.close()
   }
 }
 
 describe('S3Bucket provisioning (real apiserver, simulator)', function () {
   this.timeout(180_000)
+  const harness = inProcessOperator({
+    logLevel: 'debug',
+    metricsPort: true,
+    // Delete our CRs while the operator runs, so that it releases its finalizers.
+    cleanup: async ({client, sim, namespace}) => {
+      const {deleteAndWait} = helpers(client, sim, () => namespace)
+      const left = (await client.request<{items: Bucket[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items
+      for (const bucket of left) await deleteAndWait(bucket.metadata.name).catch((error) => process.stderr.write(`[s3bucket after] ${(error as Error).message}\n`))
+    },
+  })
+  // Once the operator is gone (the harness stopped it).
+  after(async () => {
+    if (harness.namespace) await releaseForeignBuckets(harness.namespace)
+  })
   let client: KubeClient
   let sim: ApiSimulator
   let namespace: string
   let workspaceId: string
-  let stop: AbortController
-  let running: Promise<void>
-  let metricsUrl: string
-  const logs: string[] = []
   let h: ReturnType<typeof helpers>
   const region = (name: string) => sim.s3.regions.find((r) => r.name === name)!
   const kubectl = (...args: string[]) => execa('kubectl', ['--kubeconfig', controlPlane().kubeconfigPath, ...args])
 
-  before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    ;({namespace, workspaceId} = await operatorNamespaceFor(client, sim))
+  before(() => {
+    ;({client, sim, namespace, workspaceId} = harness)
     h = helpers(client, sim, () => namespace)
-    const port = await freePort()
-    metricsUrl = `http://127.0.0.1:${port}/metrics`
-    stop = new AbortController()
-    const logger = createLogger({level: 'debug', format: 'json', write: (line) => logs.push(line)})
-    running = createOperator({client, namespace, logger, metricsBindAddress: `127.0.0.1:${port}`, probeBindAddress: '0'}).run(stop.signal)
-    await eventually(async () => sim.list('kubernetes/clusters').length === 1, 30_000, 'the operator connected to the API')
-  })
-
-  after(async () => {
-    // Delete our CRs while the operator runs, so that it releases its finalizers.
-    const left = (await client.request<{items: Bucket[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items
-    for (const bucket of left) await h.deleteAndWait(bucket.metadata.name).catch((error) => process.stderr.write(`[s3bucket after] ${(error as Error).message}\n`))
-    stop?.abort()
-    await running
-    await releaseForeignBuckets(client, namespace)
-    client?.close()
-    await sim?.close()
   })
 
   it('every phase of the seed\'s table is reached and shown by `kubectl get s3buckets` and `polycrate operator status`', async () => {
@@ -312,7 +306,7 @@ describe('S3Bucket provisioning (real apiserver, simulator)', function () {
   })
 
   it('s3_bucket_provisioning.enabled: false → S3Buckets are left alone; true again → provisioned', async () => {
-    const configRef = {group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'}
+    const configRef = configOf(namespace)
     type Config = KubeObject & {status?: {controllers?: Array<{name: string; enabled: boolean; running: boolean}>}}
     await client.mergePatch(configRef, {spec: {s3_bucket_provisioning: {enabled: false}}})
     try {
@@ -335,9 +329,9 @@ describe('S3Bucket provisioning (real apiserver, simulator)', function () {
     assert.ok(keys.length > 0)
     const events = JSON.stringify((await client.request<{items: unknown[]}>({path: `/api/v1/namespaces/${namespace}/events`})).items)
     const statuses = JSON.stringify((await client.request<{items: Bucket[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items.map((b) => b.status))
-    const metrics = await (await fetch(metricsUrl)).text()
-    assert.ok(logs.length > 0 && metrics.includes('polycrate'))
-    for (const [where, text] of [['logs', logs.join('\n')], ['events', events], ['statuses', statuses], ['metrics', metrics]] as const) {
+    const metrics = await (await fetch(harness.metricsUrl)).text()
+    assert.ok(harness.logs.length > 0 && metrics.includes('polycrate'))
+    for (const [where, text] of [['logs', harness.logs.map((line) => JSON.stringify(line)).join('\n')], ['events', events], ['statuses', statuses], ['metrics', metrics]] as const) {
       assert.ok(!S3_KEY_PATTERN.test(text), `an S3 key in the ${where}`)
     }
   })
@@ -365,7 +359,7 @@ describe('S3Bucket provisioning: SIGKILL between bucket create and Secret write 
     const left = (await client.request<{items: Bucket[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items
     for (const bucket of left) await h.deleteAndWait(bucket.metadata.name).catch(() => {})
     await Promise.all(operators.map((o) => o.stop('SIGKILL')))
-    await releaseForeignBuckets(client, namespace)
+    await releaseForeignBuckets(namespace)
     client?.close()
     await sim?.close()
   })

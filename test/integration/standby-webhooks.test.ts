@@ -7,49 +7,49 @@
 import assert from 'node:assert/strict'
 import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {createLogger} from '../../src/lib/logger.js'
 import {EXTERNAL_DNS_MEDIA_TYPE} from '../../src/operator/dns/records.js'
-import {createOperator, type Operator} from '../../src/operator/operator.js'
 import {LeaderElector} from '../../src/operator/runtime/leader-election.js'
-import {ApiSimulator} from '../support/api-simulator/index.js'
-import {adminClient, ensureCrds, freshNamespace} from '../support/cluster.js'
+import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {freePort} from '../support/control-plane.js'
-import {eventually} from '../support/operator-process.js'
 import {configRef} from '../support/helpers.js'
+import {inProcessOperator} from '../support/operator-harness.js'
+import {eventually} from '../support/operator-process.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 
 describe('DNS webhooks on a standby replica (in-process operator, lease held by the test)', function () {
   this.timeout(120_000)
+  let port: number
+  const harness = inProcessOperator({
+    spec: ({sim}) => ({
+      api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 5},
+      local_cluster: {enabled: false},
+      external_dns_webhook: {enabled: true, port},
+    }),
+    setup: async () => {
+      port = await freePort()
+    },
+    leaderElection: {leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500},
+    logLevel: 'info',
+    // Started below, once the test holds the lease.
+    start: false,
+    cleanup: async () => otherHold?.abort(),
+  })
   let client: KubeClient
   let sim: ApiSimulator
-  let operator: Operator
   let namespace: string
-  let stop: AbortController
-  let running: Promise<void>
   let other: LeaderElector
   let otherHold: AbortController
   let webhook: string
-  const logs: Array<Record<string, unknown> & {msg: string}> = []
   const heartbeats = () => sim.requests.filter((r) => r.method === 'POST' && r.path.includes('/agent/health')).length
   const negotiate = () => fetch(`${webhook}/`, {headers: {Accept: EXTERNAL_DNS_MEDIA_TYPE}})
 
   before(async () => {
-    await ensureCrds()
-    client = adminClient()
-    sim = await ApiSimulator.start()
-    const organization = sim.createOrganization(`standby-${Math.random().toString(36).slice(2, 8)}`)
-    const workspace = sim.createWorkspace({name: 'standby', organizationId: organization.id})
-    sim.insert('domains/dnszones', {name: 'standby.example', kind: 'internal', organization: organization.id})
-    const token = sim.issueToken({kind: 'agent', workspaceId: workspace.id})
-    namespace = await freshNamespace(client, 'standby')
-    await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace}, stringData: {token}})
-    const port = await freePort()
+    ;({client, sim, namespace} = harness)
     webhook = `http://127.0.0.1:${port}`
-    await client.create(configRef(namespace), {
-      apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
-      spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 5}, external_dns_webhook: {enabled: true, port}},
-    })
+    const workspace = sim.get('workspaces', harness.workspaceId)!
+    const organization = sim.get('organizations', String(workspace.organization))!
+    sim.insert('domains/dnszones', {name: 'standby.example', kind: 'internal', organization: organization.id})
     // The other replica: it holds the lease, and wrote the identity it resolved into the status.
     other = new LeaderElector({client, namespace, name: 'polycrate-operator-leader', identity: 'other-replica', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500})
     await other.acquire(AbortSignal.timeout(10_000))
@@ -57,23 +57,9 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     void other.hold(otherHold.signal)
     await client.apply({...configRef(namespace), subresource: 'status'}, {
       apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace},
-      status: {api_sync: {workspace_id: workspace.id, workspace_name: 'standby', organization_id: organization.id, organization_name: organization.name}},
+      status: {api_sync: {workspace_id: workspace.id, workspace_name: workspace.name, organization_id: organization.id, organization_name: organization.name}},
     }, {fieldManager: 'the-other-replica'})
-
-    const logger = createLogger({level: 'info', format: 'json', write: (line) => logs.push(JSON.parse(line))})
-    operator = createOperator({
-      client, namespace, logger, metricsBindAddress: '0', probeBindAddress: '0',
-      leaderElection: {leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500},
-    })
-    stop = new AbortController()
-    running = operator.run(stop.signal)
-  })
-  after(async () => {
-    otherHold?.abort()
-    stop?.abort()
-    await running?.catch(() => {})
-    client?.close()
-    await sim?.close()
+    harness.start()
   })
 
   it('a standby serves the external-dns webhook with the leader\'s identity, sends no heartbeat and writes no status', async () => {
@@ -82,7 +68,7 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
       return response?.status === 200 ? response : undefined
     }, 30_000, 'the standby\'s webhook answers negotiation')
     assert.deepEqual(await answer.json(), {include: ['standby.example']})
-    assert.equal(operator.manager.isLeader, false)
+    assert.equal(harness.operator!.manager.isLeader, false)
     assert.equal(heartbeats(), 0)
     const status = (await client.get<OperatorConfigObject>(configRef(namespace))).status
     assert.equal(status?.controllers, undefined, 'a standby writes no feature states')
@@ -101,7 +87,7 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     }, 30_000, 'feature states and the APIConnected condition written by the new leader')
     assert.equal(status.conditions?.find((c) => c.type === 'APIConnected')?.status, 'True')
     assert.equal((await negotiate()).status, 200)
-    const starts = logs.filter((line) => line.msg === 'feature started' && line.feature === 'external-dns-webhook')
+    const starts = harness.logs.filter((line) => line.msg === 'feature started' && line.feature === 'external-dns-webhook')
     assert.equal(starts.length, 1, 'the webhook started once, as a standby, and kept serving')
   })
 })
