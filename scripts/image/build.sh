@@ -121,7 +121,7 @@ if [ "$build" = 1 ]; then
   # (npm run build empties dist/ but for dist/image)
   npm run build --silent >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 fi
-for f in dist/fast-path.cjs dist/commands oclif.manifest.json bin/run.js package-lock.json; do
+for f in dist/fast-path.cjs dist/run/run-fast-path.js dist/commands oclif.manifest.json bin/run.js package-lock.json; do
   [ -e "$f" ] || { echo "$f is missing: run npm run build (or drop --no-build)" >&2; exit 1; }
 done
 
