@@ -120,10 +120,20 @@ export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Featur
  * CRD present): reads its sources, patches the finalizers (and deprecated labels) of those that carry one, owns its
  * target CRs and their status.
  */
+let defaults: OperatorConfig | undefined
+
+/** The OperatorConfig of an empty spec (validated once: every discovery feature's permissions start from it). */
+function defaultConfig(): OperatorConfig {
+  if (!defaults) {
+    const validated = validateOperatorConfig({})
+    if (!validated.ok) throw new Error(`the default OperatorConfig is invalid: ${validated.problems.join('; ')}`)
+    defaults = validated.config
+  }
+  return defaults
+}
+
 export function discoveryPermissions<S>(declaration: DiscoveryDeclaration<S>): Permission[] {
-  const defaults = validateOperatorConfig({})
-  if (!defaults.ok) throw new Error(`the default OperatorConfig is invalid: ${defaults.problems.join('; ')}`)
-  const sources = declaration.sources(declaration.settings(defaults.config, () => true))
+  const sources = declaration.sources(declaration.settings(defaultConfig(), () => true))
   const target = crdResource(declaration.target)
   return [
     ...sources.map((source): Permission => ({
