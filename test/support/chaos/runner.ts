@@ -16,7 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {operatorNamespaceFor} from '../api-setup.js'
-import {ApiSimulator} from '../api-simulator/index.js'
+import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
@@ -55,9 +55,13 @@ export interface CaseResult {
   seconds: number
 }
 
-const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates']
-const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates']
+const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates', 's3buckets', 'k8sclusters']
+const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates', 's3/buckets', 'kubernetes/clusters', 'loadbalancers/instances']
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+/** A load balancer instance's name: "a" + the Service's uid without dashes (upstream's GetLoadBalancerName). */
+const LB_NAME = /\ba[0-9a-f]{32}\b/g
+/** The simulator's S3 keys (random per bucket; the Secret's projection says whether they match the API's). */
+const S3_KEY = new RegExp(S3_KEY_PATTERN.source, 'g')
 /** Keys that differ between two runs of one workload by nature (identities, clocks, versions). */
 const VOLATILE_KEY = /^(id|uid|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
 
@@ -65,7 +69,7 @@ export function normalise(value: unknown, replace: Array<[string, string]>): unk
   if (typeof value === 'string') {
     let text = value
     for (const [from, to] of replace) text = text.split(from).join(to)
-    return text.replace(UUID, '<id>')
+    return text.replace(UUID, '<id>').replace(LB_NAME, '<lb-name>').replace(S3_KEY, '<s3-key>')
   }
   if (Array.isArray(value)) return value.map((item) => normalise(item, replace))
   if (value && typeof value === 'object') {
@@ -90,6 +94,11 @@ export function diffStates(reference: NormalisedObject[], actual: NormalisedObje
   }
   for (const key of act.keys()) if (!ref.has(key)) lines.push(`extra ${key}: ${act.get(key)!.slice(0, 400)}`)
   return lines
+}
+
+/** The name an API object is known by in the end state (a load balancer instance's own name is the Service's uid). */
+function stateName(collection: string, object: Record<string, unknown>): unknown {
+  return collection === 'loadbalancers/instances' ? object.display_name : object.name
 }
 
 /** The natural key of a live API object: its collection, name and the scope fields it has. */
@@ -206,6 +215,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           }
         }
       }
+      for (const {key, value} of await workload.observe?.(ctx, sim) ?? []) objects.push({key: String(normalise(`kube ${key}`, replace)), value: normalise(value, replace)})
       const keys = new Map<string, number>()
       for (const collection of API_COLLECTIONS) {
         for (const object of sim.list(collection)) {
@@ -215,7 +225,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           if (!text.includes(prefix) && !text.includes(namespace)) continue
           const natural = naturalKey(collection, object)
           keys.set(natural, (keys.get(natural) ?? 0) + 1)
-          objects.push({key: String(normalise(`api ${collection} ${object.name}`, replace)), value: normalise(object, replace)})
+          objects.push({key: String(normalise(`api ${collection} ${stateName(collection, object)}`, replace)), value: normalise(object, replace)})
         }
       }
       for (const [natural, n] of keys) {
@@ -292,7 +302,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       {group: '', version: 'v1', plural: 'persistentvolumes'},
       {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
       {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
+      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'backups', namespace},
+      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'scheduledbackups', namespace},
       {group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace},
+      {group: '', version: 'v1', plural: 'services', namespace},
+      {group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace},
+      {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace},
     ]
     for (const ref of sources) {
       const items = await listOrEmpty(client, ref)

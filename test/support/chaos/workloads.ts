@@ -18,6 +18,17 @@ export interface WorkloadContext {
 
 export type Step = (ctx: WorkloadContext) => Promise<void>
 
+/** What `observe` may read of the case's API simulator. */
+export interface ApiView {
+  list(collection: string): Array<Record<string, unknown>>
+}
+
+/** One observed Kubernetes object of the end state (the runner prefixes the key with `kube` and normalises both). */
+export interface Observed {
+  key: string
+  value: unknown
+}
+
 export interface Workload {
   name: string
   /** The feature it covers (`--feature`). */
@@ -35,6 +46,11 @@ export interface Workload {
   sources: string[]
   /** Workloads of one group differ only in the order of creations: their reference end states must be equal. */
   orderingGroup?: string
+  /**
+   * What the operator writes besides polycrate.io CRs and API objects (a credentials Secret, a Service's status,
+   * a user CR's status), projected to what must be equal between runs; secret values never leave this function.
+   */
+  observe?: (ctx: WorkloadContext, api: ApiView) => Promise<Observed[]>
 }
 
 const ingresses = (namespace: string, name?: string): ResourceRef => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
@@ -44,6 +60,7 @@ const velero = (plural: string, namespace: string, name?: string): ResourceRef =
 const secrets = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
 const pods = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'pods', namespace, name})
 const certificates = (namespace: string, name?: string): ResourceRef => ({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace, name})
+const cnpg = (plural: string, namespace: string, name?: string): ResourceRef => ({group: 'postgresql.cnpg.io', version: 'v1', plural, namespace, name})
 const operatorConfig = (namespace: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 
 /** Only the features a workload needs: the others would discover what other cases left behind. */
@@ -72,14 +89,14 @@ const ignoreNotFound = async (call: () => Promise<unknown>) => {
   }
 }
 
-const readyNode = (name: string, labels: Record<string, string> = {}) => ({
+const readyNode = (name: string, labels: Record<string, string> = {}, address = '10.0.0.1') => ({
   apiVersion: 'v1', kind: 'Node', metadata: {name, labels: {'kubernetes.io/hostname': name, ...labels}},
   spec: {},
   status: {
     capacity: {cpu: '4', memory: '16Gi', pods: '110'},
     conditions: [{type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'chaos', lastHeartbeatTime: '2026-01-01T00:00:00Z', lastTransitionTime: '2026-01-01T00:00:00Z'}],
     nodeInfo: {kubeletVersion: 'v1.35.4', osImage: 'Debian GNU/Linux 12', kernelVersion: '6.1.0', containerRuntimeVersion: 'containerd://2.0.0', architecture: 'amd64', operatingSystem: 'linux', machineID: '', systemUUID: '', bootID: '', kubeProxyVersion: ''},
-    addresses: [{type: 'InternalIP', address: '10.0.0.1'}],
+    addresses: [{type: 'InternalIP', address}],
   },
 })
 
@@ -212,6 +229,35 @@ const backupWorkloads: Workload[] = [
   {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
 ]
 
+/** CloudNativePG: a ScheduledBackup and the Backup it made (CNPG's label names the schedule), then the backup completes. */
+const cnpgConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled: true, cnpg_enabled: true, velero_namespace: ctx.namespace}})
+const cnpgScheduled: Step = async ({client, namespace, prefix}) => {
+  await client.create(cnpg('scheduledbackups', namespace), {
+    apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: `${prefix}-nightly`, namespace},
+    spec: {schedule: '0 0 3 * * *', cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+  })
+}
+const cnpgBackupStep: Step = async ({client, namespace, prefix}) => {
+  await client.create(cnpg('backups', namespace), {
+    apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup',
+    metadata: {name: `${prefix}-nightly-20260101030000`, namespace, labels: {'cnpg.io/scheduled-backup': `${prefix}-nightly`}},
+    spec: {cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+  })
+}
+/** CNPG's status as it writes it once the backup is done: fixed times, so two runs compare equal. */
+const cnpgCompleted: Step = async ({client, namespace, prefix}) => {
+  await client.mergePatch({...cnpg('backups', namespace, `${prefix}-nightly-20260101030000`), subresource: 'status'}, {status: {
+    phase: 'completed', method: 'barmanObjectStore', backupId: '20260101T030000', startedAt: '2026-01-01T03:00:00Z', stoppedAt: '2026-01-01T03:04:00Z',
+  }})
+}
+const cnpgSources = ['postgresql.cnpg.io/backups', 'postgresql.cnpg.io/scheduledbackups']
+
+const cnpgWorkloads: Workload[] = [
+  {name: 'cnpg-scheduled-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: scheduled backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgScheduled, cnpgBackupStep, cnpgCompleted]},
+  {name: 'cnpg-backup-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgBackupStep, cnpgScheduled, cnpgCompleted]},
+  {name: 'cnpg-present', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: both present at start', orderingGroup: 'cnpg', config: cnpgConfig, before: [cnpgScheduled, cnpgBackupStep], steps: [cnpgCompleted]},
+]
+
 const appConfig = () => only({app_discovery: {enabled: true}})
 const appSecret: Step = async ({client, namespace, prefix}) => {
   await client.create(secrets(namespace), metaSecret(namespace, `${prefix}-shop`))
@@ -287,4 +333,4 @@ const endpointToggleWorkload: Workload = {
   ],
 }
 
-export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...appWorkloads]
+export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...cnpgWorkloads, ...appWorkloads]
