@@ -48,5 +48,7 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.deepEqual(diffStates([{key: 'a', value: 1}], [{key: 'a', value: 1}]), [])
     const lines = diffStates([{key: 'a', value: 1}, {key: 'b', value: 2}], [{key: 'a', value: 3}, {key: 'c', value: 4}])
     assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['differs', 'missing', 'extra'])
+    assert.deepEqual(diffStates([{key: 'o', value: {a: 1, b: {c: 2}, d: 'same'}}], [{key: 'o', value: {a: 1, b: {c: 3}, d: 'same', e: true}}]),
+      ['differs o: b: expected {"c":2} got {"c":3}; e: expected undefined got true'])
   })
 })

@@ -63,7 +63,7 @@ const LB_NAME = /\ba[0-9a-f]{32}\b/g
 /** The simulator's S3 keys (random per bucket; the Secret's projection says whether they match the API's). */
 const S3_KEY = new RegExp(S3_KEY_PATTERN.source, 'g')
 /** Keys that differ between two runs of one workload by nature (identities, clocks, versions). */
-const VOLATILE_KEY = /^(id|uid|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
+const VOLATILE_KEY = /^(id|uid|user_id|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
 
 export function normalise(value: unknown, replace: Array<[string, string]>): unknown {
   if (typeof value === 'string') {
@@ -83,14 +83,25 @@ export function normalise(value: unknown, replace: Array<[string, string]>): unk
   return value
 }
 
+/** Where two values differ: the top-level fields of two objects that differ (each shown up to 200 characters), else both. */
+export function fieldDiff(expected: unknown, actual: unknown): string {
+  const show = (value: unknown) => (JSON.stringify(value) ?? 'undefined').slice(0, 200)
+  if (!expected || !actual || typeof expected !== 'object' || typeof actual !== 'object' || Array.isArray(expected) || Array.isArray(actual)) return `expected ${show(expected)} got ${show(actual)}`
+  const a = expected as Record<string, unknown>
+  const b = actual as Record<string, unknown>
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+  return keys.map((key) => `${key}: expected ${show(a[key])} got ${show(b[key])}`).join('; ')
+}
+
 /** Differences between two normalised states, as short lines (empty: equal). */
 export function diffStates(reference: NormalisedObject[], actual: NormalisedObject[]): string[] {
   const lines: string[] = []
   const ref = new Map(reference.map((o) => [o.key, JSON.stringify(o.value)]))
   const act = new Map(actual.map((o) => [o.key, JSON.stringify(o.value)]))
-  for (const [key, value] of ref) {
+  const values = new Map(actual.map((o) => [o.key, o.value]))
+  for (const {key, value: expected} of reference) {
     if (!act.has(key)) lines.push(`missing ${key}`)
-    else if (act.get(key) !== value) lines.push(`differs ${key}: expected ${value.slice(0, 400)} got ${act.get(key)!.slice(0, 400)}`)
+    else if (act.get(key) !== ref.get(key)) lines.push(`differs ${key}: ${fieldDiff(expected, values.get(key))}`)
   }
   for (const key of act.keys()) if (!ref.has(key)) lines.push(`extra ${key}: ${act.get(key)!.slice(0, 400)}`)
   return lines

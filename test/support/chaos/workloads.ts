@@ -346,7 +346,10 @@ const decoded = (data: Record<string, string> | undefined) => Object.fromEntries
  */
 async function s3Secrets({client, namespace}: WorkloadContext, api: ApiView): Promise<Observed[]> {
   const items = (await client.request<{items: Array<KubeObject & {data?: Record<string, string>; type?: string}>}>({path: `/api/v1/namespaces/${namespace}/secrets`})).items
-  return items.filter((secret) => /^s3-.*-credentials$/.test(secret.metadata?.name ?? '')).map((secret) => {
+  // The campaign's control plane runs no garbage collector: a Secret whose S3Bucket is gone counts as collected.
+  const owners = new Set((await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items.map((bucket) => bucket.metadata?.uid))
+  const collected = (secret: KubeObject) => (secret.metadata?.ownerReferences as Array<{uid?: string}> | undefined)?.some((ref) => !owners.has(ref.uid))
+  return items.filter((secret) => /^s3-.*-credentials$/.test(secret.metadata?.name ?? '') && !collected(secret)).map((secret) => {
     const {AWS_ACCESS_KEY_ID: access = '', AWS_SECRET_ACCESS_KEY: secretKey = '', ...plain} = decoded(secret.data)
     const bucket = api.list('s3/buckets').find((candidate) => candidate.name === plain.BUCKET_NAME) as {credential?: {api_user?: string}} | undefined
     const owners = (secret.metadata?.ownerReferences as Array<{kind?: string; name?: string; controller?: boolean}> | undefined ?? []).map(({kind, name, controller}) => ({kind, name, controller}))
