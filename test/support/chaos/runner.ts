@@ -3,7 +3,8 @@
  * operator as a real process behind the kube fault proxy, optionally one fault; then the differential oracle.
  *
  * Oracle: the end state is the polycrate.io CRs of the case's namespaces (name, labels, finalizers, spec) and the live
- * API objects of the synced collections, normalised (ids, uids, times, resourceVersions dropped or replaced, the case
+ * API objects of the synced collections, plus what the workload observes (`Workload.observe`: a credentials Secret, a
+ * Service's status), normalised (ids, uids, times, resourceVersions dropped or replaced, the case
  * prefix and namespaces replaced by placeholders, sorted). A perturbed run must reach the reference end state within
  * 60 s of its last fault (liveness). Safety, checked on every snapshot and at the end: no two live API objects with
  * one natural key; no API DELETE of an object the reference run never deleted (its source still exists); no source

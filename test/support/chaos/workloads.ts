@@ -389,7 +389,7 @@ const k8sclusters = (namespace: string, name?: string): ResourceRef => ({group: 
 /** A K8sCluster CR pointing at the campaign's apiserver, with a ServiceAccount token (TokenRequest) in a Secret. */
 async function k8sCluster({client, namespace, prefix}: WorkloadContext, name: string): Promise<void> {
   const server = controlPlane().server
-  const ca = await readFile(path.join(controlPlane().dir, `certs-${new URL(server).port}`, 'apiserver.crt'), 'utf8')
+  const ca = await readFile(path.join(controlPlane().dir, 'certs', 'apiserver.crt'), 'utf8')
   const secret = `${name}-token`
   if (!(await client.getOrUndefined(secrets(namespace, secret)))) {
     await client.create({group: '', version: 'v1', plural: 'serviceaccounts', namespace}, {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: `${name}-probe`, namespace}})
