@@ -38,8 +38,8 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.deepEqual(value, {name: '<ns>-<P>-a', spec: {hosts: ['<P>-a.example.com'], note: 'see <id>'}})
   })
 
-  it('normalise replaces load balancer instance names (a + a uid without dashes) and the simulator\'s S3 keys', () => {
-    const value = normalise({name: 'a0123456789abcdef0123456789abcdef', credential: {api_user: `SIMS3AK${'0A'.repeat(10)}`}, note: `sim_s3sk_${'0a'.repeat(20)}`, other: 'a0123'},
+  it('normalise replaces load balancer instance names (a + the uid without dashes, 32 characters) and the simulator\'s S3 keys', () => {
+    const value = normalise({name: 'a0123456789abcdef0123456789abcde', credential: {api_user: `SIMS3AK${'0A'.repeat(10)}`}, note: `sim_s3sk_${'0a'.repeat(20)}`, other: 'a0123'},
       [])
     assert.deepEqual(value, {credential: {api_user: '<s3-key>'}, name: '<lb-name>', note: '<s3-key>', other: 'a0123'})
   })

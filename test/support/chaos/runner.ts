@@ -59,8 +59,8 @@ export interface CaseResult {
 const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates', 's3buckets', 'k8sclusters']
 const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates', 's3/buckets', 'kubernetes/clusters', 'loadbalancers/instances']
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
-/** A load balancer instance's name: "a" + the Service's uid without dashes (upstream's GetLoadBalancerName). */
-const LB_NAME = /\ba[0-9a-f]{32}\b/g
+/** A load balancer instance's name: "a" + the Service's uid without dashes, cut to 32 characters (upstream's GetLoadBalancerName). */
+const LB_NAME = /\ba[0-9a-f]{31}\b/g
 /** The simulator's S3 keys (random per bucket; the Secret's projection says whether they match the API's). */
 const S3_KEY = new RegExp(S3_KEY_PATTERN.source, 'g')
 /** Keys that differ between two runs of one workload by nature (identities, clocks, versions). */
