@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--seed S] [--minutes M] [--feature F] [--case ID]`: the seeded fault campaign against a control
+ * `npm run chaos -- [--seed S] [--minutes M] [--feature F] [--workload W,…] [--case ID]`: the seeded fault campaign against a control
  * plane of its own (the binaries of `npm run controlplane`) and API simulators. Prints the coverage table and every
  * violation with the command that replays it; exits 1 when there is a violation.
  */
@@ -11,13 +11,14 @@ const {values} = parseArgs({options: {
   seed: {type: 'string', default: '1'},
   minutes: {type: 'string', default: '10'},
   feature: {type: 'string'},
+  workload: {type: 'string'},
   case: {type: 'string'},
   quiet: {type: 'boolean', default: false},
 }})
 const seed = Number(values.seed)
 const minutes = Number(values.minutes)
 if (!Number.isInteger(seed) || seed < 0 || !(minutes > 0)) {
-  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|certificate|backup|k8sapp] [--case <workload>:<n>]\n')
+  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|certificate|backup|k8sapp|s3bucket|k8scluster|loadbalancer] [--workload <name>,…] [--case <workload>:<n>]\n')
   process.exit(2)
 }
 const log = (line: string) => {
@@ -31,7 +32,7 @@ process.once('SIGINT', () => {
 let code = 0
 try {
   await installCampaignCrds()
-  const result = await runCampaign({seed, minutes, feature: values.feature, caseId: values.case, log})
+  const result = await runCampaign({seed, minutes, feature: values.feature, workloads: values.workload?.split(','), caseId: values.case, log})
   process.stdout.write(`${report(result, seed)}\n`)
   code = result.violations.length ? 1 : 0
 } catch (error) {

@@ -38,9 +38,17 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.deepEqual(value, {name: '<ns>-<P>-a', spec: {hosts: ['<P>-a.example.com'], note: 'see <id>'}})
   })
 
+  it('normalise replaces load balancer instance names (a + the uid without dashes, 32 characters) and the simulator\'s S3 keys', () => {
+    const value = normalise({name: 'a0123456789abcdef0123456789abcde', credential: {api_user: `SIMS3AK${'0A'.repeat(10)}`}, note: `sim_s3sk_${'0a'.repeat(20)}`, other: 'a0123'},
+      [])
+    assert.deepEqual(value, {credential: {api_user: '<s3-key>'}, name: '<lb-name>', note: '<s3-key>', other: 'a0123'})
+  })
+
   it('diffStates names missing, extra and differing objects', () => {
     assert.deepEqual(diffStates([{key: 'a', value: 1}], [{key: 'a', value: 1}]), [])
     const lines = diffStates([{key: 'a', value: 1}, {key: 'b', value: 2}], [{key: 'a', value: 3}, {key: 'c', value: 4}])
     assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['differs', 'missing', 'extra'])
+    assert.deepEqual(diffStates([{key: 'o', value: {a: 1, b: {c: 2}, d: 'same'}}], [{key: 'o', value: {a: 1, b: {c: 3}, d: 'same', e: true}}]),
+      ['differs o: b: expected {"c":2} got {"c":3}; e: expected undefined got true'])
   })
 })

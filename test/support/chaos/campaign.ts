@@ -19,12 +19,12 @@ import {workloads, type Workload} from './workloads.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
 
-/** The Velero and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`). */
+/** The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`). */
 export async function installCampaignCrds(): Promise<void> {
   await ensureCrds()
   const client = adminClient()
   try {
-    for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'cert-manager.io_certificates.yaml']) {
+    for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml', 'cert-manager.io_certificates.yaml']) {
       const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)

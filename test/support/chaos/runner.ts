@@ -3,7 +3,8 @@
  * operator as a real process behind the kube fault proxy, optionally one fault; then the differential oracle.
  *
  * Oracle: the end state is the polycrate.io CRs of the case's namespaces (name, labels, finalizers, spec) and the live
- * API objects of the synced collections, normalised (ids, uids, times, resourceVersions dropped or replaced, the case
+ * API objects of the synced collections, plus what the workload observes (`Workload.observe`: a credentials Secret, a
+ * Service's status), normalised (ids, uids, times, resourceVersions dropped or replaced, the case
  * prefix and namespaces replaced by placeholders, sorted). A perturbed run must reach the reference end state within
  * 60 s of its last fault (liveness). Safety, checked on every snapshot and at the end: no two live API objects with
  * one natural key; no API DELETE of an object the reference run never deleted (its source still exists); no source
@@ -16,7 +17,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {operatorNamespaceFor} from '../api-setup.js'
-import {ApiSimulator} from '../api-simulator/index.js'
+import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
@@ -55,17 +56,21 @@ export interface CaseResult {
   seconds: number
 }
 
-const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates']
-const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates']
+const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates', 's3buckets', 'k8sclusters']
+const API_COLLECTIONS = ['endpoints', 'hosts', 'kubernetes/volumes', 'backups/backups', 'backups/backup-schedules', 'kubernetes/apps', 'certificates', 's3/buckets', 'kubernetes/clusters', 'loadbalancers/instances']
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+/** A load balancer instance's name: "a" + the Service's uid without dashes, cut to 32 characters (upstream's GetLoadBalancerName). */
+const LB_NAME = /\ba[0-9a-f]{31}\b/g
+/** The simulator's S3 keys (random per bucket; the Secret's projection says whether they match the API's). */
+const S3_KEY = new RegExp(S3_KEY_PATTERN.source, 'g')
 /** Keys that differ between two runs of one workload by nature (identities, clocks, versions). */
-const VOLATILE_KEY = /^(id|uid|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
+const VOLATILE_KEY = /^(id|uid|user_id|resourceVersion|creationTimestamp|generation|managedFields|deletionGracePeriodSeconds|api_id|apiID|workspace|organization|k8s_cluster|lastHeartbeatTime|lastTransitionTime|startedAt|timestamp)$|_at$|_time$|Time$/
 
 export function normalise(value: unknown, replace: Array<[string, string]>): unknown {
   if (typeof value === 'string') {
     let text = value
     for (const [from, to] of replace) text = text.split(from).join(to)
-    return text.replace(UUID, '<id>')
+    return text.replace(UUID, '<id>').replace(LB_NAME, '<lb-name>').replace(S3_KEY, '<s3-key>')
   }
   if (Array.isArray(value)) return value.map((item) => normalise(item, replace))
   if (value && typeof value === 'object') {
@@ -79,17 +84,33 @@ export function normalise(value: unknown, replace: Array<[string, string]>): unk
   return value
 }
 
+/** Where two values differ: the top-level fields of two objects that differ (each shown up to 200 characters), else both. */
+export function fieldDiff(expected: unknown, actual: unknown): string {
+  const show = (value: unknown) => (JSON.stringify(value) ?? 'undefined').slice(0, 200)
+  if (!expected || !actual || typeof expected !== 'object' || typeof actual !== 'object' || Array.isArray(expected) || Array.isArray(actual)) return `expected ${show(expected)} got ${show(actual)}`
+  const a = expected as Record<string, unknown>
+  const b = actual as Record<string, unknown>
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+  return keys.map((key) => `${key}: expected ${show(a[key])} got ${show(b[key])}`).join('; ')
+}
+
 /** Differences between two normalised states, as short lines (empty: equal). */
 export function diffStates(reference: NormalisedObject[], actual: NormalisedObject[]): string[] {
   const lines: string[] = []
   const ref = new Map(reference.map((o) => [o.key, JSON.stringify(o.value)]))
   const act = new Map(actual.map((o) => [o.key, JSON.stringify(o.value)]))
-  for (const [key, value] of ref) {
+  const values = new Map(actual.map((o) => [o.key, o.value]))
+  for (const {key, value: expected} of reference) {
     if (!act.has(key)) lines.push(`missing ${key}`)
-    else if (act.get(key) !== value) lines.push(`differs ${key}: expected ${value.slice(0, 400)} got ${act.get(key)!.slice(0, 400)}`)
+    else if (act.get(key) !== ref.get(key)) lines.push(`differs ${key}: ${fieldDiff(expected, values.get(key))}`)
   }
   for (const key of act.keys()) if (!ref.has(key)) lines.push(`extra ${key}: ${act.get(key)!.slice(0, 400)}`)
   return lines
+}
+
+/** The name an API object is known by in the end state (a load balancer instance's own name is the Service's uid). */
+function stateName(collection: string, object: Record<string, unknown>): unknown {
+  return collection === 'loadbalancers/instances' ? object.display_name : object.name
 }
 
 /** The natural key of a live API object: its collection, name and the scope fields it has. */
@@ -206,6 +227,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           }
         }
       }
+      for (const {key, value} of await workload.observe?.(ctx, sim) ?? []) objects.push({key: String(normalise(`kube ${key}`, replace)), value: normalise(value, replace)})
       const keys = new Map<string, number>()
       for (const collection of API_COLLECTIONS) {
         for (const object of sim.list(collection)) {
@@ -215,7 +237,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           if (!text.includes(prefix) && !text.includes(namespace)) continue
           const natural = naturalKey(collection, object)
           keys.set(natural, (keys.get(natural) ?? 0) + 1)
-          objects.push({key: String(normalise(`api ${collection} ${object.name}`, replace)), value: normalise(object, replace)})
+          objects.push({key: String(normalise(`api ${collection} ${stateName(collection, object)}`, replace)), value: normalise(object, replace)})
         }
       }
       for (const [natural, n] of keys) {
@@ -292,7 +314,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       {group: '', version: 'v1', plural: 'persistentvolumes'},
       {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
       {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
+      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'backups', namespace},
+      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'scheduledbackups', namespace},
       {group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace},
+      {group: '', version: 'v1', plural: 'services', namespace},
+      {group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace},
+      {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace},
     ]
     for (const ref of sources) {
       const items = await listOrEmpty(client, ref)

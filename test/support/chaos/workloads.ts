@@ -3,8 +3,12 @@
  * it needs. Every name carries the case prefix `P` (cluster-scoped objects are shared between cases); the oracle
  * replaces the prefix and the case namespaces by placeholders when it compares runs.
  */
+import {readFile} from 'node:fs/promises'
+import path from 'node:path'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {KubeApiError} from '../../../src/kube/client.js'
+import {S3_KEY_PATTERN} from '../api-simulator/index.js'
+import {controlPlane} from '../cluster.js'
 
 export interface WorkloadContext {
   client: KubeClient
@@ -17,6 +21,17 @@ export interface WorkloadContext {
 }
 
 export type Step = (ctx: WorkloadContext) => Promise<void>
+
+/** What `observe` may read of the case's API simulator. */
+export interface ApiView {
+  list(collection: string): Array<Record<string, unknown>>
+}
+
+/** One observed Kubernetes object of the end state (the runner prefixes the key with `kube` and normalises both). */
+export interface Observed {
+  key: string
+  value: unknown
+}
 
 export interface Workload {
   name: string
@@ -35,6 +50,11 @@ export interface Workload {
   sources: string[]
   /** Workloads of one group differ only in the order of creations: their reference end states must be equal. */
   orderingGroup?: string
+  /**
+   * What the operator writes besides polycrate.io CRs and API objects (a credentials Secret, a Service's status,
+   * a user CR's status), projected to what must be equal between runs; secret values never leave this function.
+   */
+  observe?: (ctx: WorkloadContext, api: ApiView) => Promise<Observed[]>
 }
 
 const ingresses = (namespace: string, name?: string): ResourceRef => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
@@ -44,6 +64,7 @@ const velero = (plural: string, namespace: string, name?: string): ResourceRef =
 const secrets = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'secrets', namespace, name})
 const pods = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'pods', namespace, name})
 const certificates = (namespace: string, name?: string): ResourceRef => ({group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace, name})
+const cnpg = (plural: string, namespace: string, name?: string): ResourceRef => ({group: 'postgresql.cnpg.io', version: 'v1', plural, namespace, name})
 const operatorConfig = (namespace: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace, name: 'default'})
 
 /** Only the features a workload needs: the others would discover what other cases left behind. */
@@ -72,14 +93,14 @@ const ignoreNotFound = async (call: () => Promise<unknown>) => {
   }
 }
 
-const readyNode = (name: string, labels: Record<string, string> = {}) => ({
+const readyNode = (name: string, labels: Record<string, string> = {}, address = '10.0.0.1') => ({
   apiVersion: 'v1', kind: 'Node', metadata: {name, labels: {'kubernetes.io/hostname': name, ...labels}},
   spec: {},
   status: {
     capacity: {cpu: '4', memory: '16Gi', pods: '110'},
     conditions: [{type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'chaos', lastHeartbeatTime: '2026-01-01T00:00:00Z', lastTransitionTime: '2026-01-01T00:00:00Z'}],
     nodeInfo: {kubeletVersion: 'v1.35.4', osImage: 'Debian GNU/Linux 12', kernelVersion: '6.1.0', containerRuntimeVersion: 'containerd://2.0.0', architecture: 'amd64', operatingSystem: 'linux', machineID: '', systemUUID: '', bootID: '', kubeProxyVersion: ''},
-    addresses: [{type: 'InternalIP', address: '10.0.0.1'}],
+    addresses: [{type: 'InternalIP', address}],
   },
 })
 
@@ -212,6 +233,35 @@ const backupWorkloads: Workload[] = [
   {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
 ]
 
+/** CloudNativePG: a ScheduledBackup and the Backup it made (CNPG's label names the schedule), then the backup completes. */
+const cnpgConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled: true, cnpg_enabled: true, velero_namespace: ctx.namespace}})
+const cnpgScheduled: Step = async ({client, namespace, prefix}) => {
+  await client.create(cnpg('scheduledbackups', namespace), {
+    apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: `${prefix}-nightly`, namespace},
+    spec: {schedule: '0 0 3 * * *', cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+  })
+}
+const cnpgBackupStep: Step = async ({client, namespace, prefix}) => {
+  await client.create(cnpg('backups', namespace), {
+    apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup',
+    metadata: {name: `${prefix}-nightly-20260101030000`, namespace, labels: {'cnpg.io/scheduled-backup': `${prefix}-nightly`}},
+    spec: {cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+  })
+}
+/** CNPG's status as it writes it once the backup is done: fixed times, so two runs compare equal. */
+const cnpgCompleted: Step = async ({client, namespace, prefix}) => {
+  await client.mergePatch({...cnpg('backups', namespace, `${prefix}-nightly-20260101030000`), subresource: 'status'}, {status: {
+    phase: 'completed', method: 'barmanObjectStore', backupId: '20260101T030000', startedAt: '2026-01-01T03:00:00Z', stoppedAt: '2026-01-01T03:04:00Z',
+  }})
+}
+const cnpgSources = ['postgresql.cnpg.io/backups', 'postgresql.cnpg.io/scheduledbackups']
+
+const cnpgWorkloads: Workload[] = [
+  {name: 'cnpg-scheduled-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: scheduled backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgScheduled, cnpgBackupStep, cnpgCompleted]},
+  {name: 'cnpg-backup-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgBackupStep, cnpgScheduled, cnpgCompleted]},
+  {name: 'cnpg-present', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: both present at start', orderingGroup: 'cnpg', config: cnpgConfig, before: [cnpgScheduled, cnpgBackupStep], steps: [cnpgCompleted]},
+]
+
 const appConfig = () => only({app_discovery: {enabled: true}})
 const appSecret: Step = async ({client, namespace, prefix}) => {
   await client.create(secrets(namespace), metaSecret(namespace, `${prefix}-shop`))
@@ -287,4 +337,146 @@ const endpointToggleWorkload: Workload = {
   ],
 }
 
-export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...appWorkloads]
+const s3buckets = (namespace: string, name?: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace, name})
+const decoded = (data: Record<string, string> | undefined) => Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]))
+
+/**
+ * The credentials Secrets of the case's buckets, projected: labels, type, owners, the plain values, and for the
+ * keys only whether they are the API's current key of that bucket (the values themselves never leave here).
+ */
+async function s3Secrets({client, namespace}: WorkloadContext, api: ApiView): Promise<Observed[]> {
+  const items = (await client.request<{items: Array<KubeObject & {data?: Record<string, string>; type?: string}>}>({path: `/api/v1/namespaces/${namespace}/secrets`})).items
+  // The campaign's control plane runs no garbage collector: a Secret whose S3Bucket is gone counts as collected.
+  const owners = new Set((await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items.map((bucket) => bucket.metadata?.uid))
+  const collected = (secret: KubeObject) => (secret.metadata?.ownerReferences as Array<{uid?: string}> | undefined)?.some((ref) => !owners.has(ref.uid))
+  return items.filter((secret) => /^s3-.*-credentials$/.test(secret.metadata?.name ?? '') && !collected(secret)).map((secret) => {
+    const {AWS_ACCESS_KEY_ID: access = '', AWS_SECRET_ACCESS_KEY: secretKey = '', ...plain} = decoded(secret.data)
+    const bucket = api.list('s3/buckets').find((candidate) => candidate.name === plain.BUCKET_NAME) as {credential?: {api_user?: string}} | undefined
+    const owners = (secret.metadata?.ownerReferences as Array<{kind?: string; name?: string; controller?: boolean}> | undefined ?? []).map(({kind, name, controller}) => ({kind, name, controller}))
+    return {key: `secret ${secret.metadata?.name}`, value: {
+      labels: secret.metadata?.labels ?? {}, type: secret.type, owners, data: plain,
+      access_key: !access ? '<none>' : access === bucket?.credential?.api_user ? '<the bucket\'s API key>' : '<another key>',
+      secret_key: S3_KEY_PATTERN.test(secretKey) ? '<a key>' : '<not a key>',
+    }}
+  })
+}
+
+/** A user's S3Buckets: two created (one reclaimed with its CR), the credentials Secret of one deleted by hand (restored). */
+const s3Workload: Workload = {
+  name: 's3bucket',
+  feature: 's3bucket',
+  sources: ['polycrate.io/s3buckets', 'core/secrets'],
+  config: () => only({}),
+  observe: s3Secrets,
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(s3buckets(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: 'data', namespace}, spec: {name: `${prefix}-data`, region: 'fsn1'}})
+    },
+    async ({client, namespace, prefix}) => {
+      await client.create(s3buckets(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: 'logs', namespace}, spec: {name: `${prefix}-logs`, reclaim_policy: 'delete'}})
+    },
+    async ({client, namespace, prefix}) => {
+      await ignoreNotFound(() => client.delete(secrets(namespace, `s3-${prefix}-data-credentials`)))
+    },
+    async ({client, namespace}) => {
+      await client.delete(s3buckets(namespace, 'logs'))
+    },
+  ],
+}
+
+const k8sclusters = (namespace: string, name?: string): ResourceRef => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace, name})
+
+/** A K8sCluster CR pointing at the campaign's apiserver, with a ServiceAccount token (TokenRequest) in a Secret. */
+async function k8sCluster({client, namespace, prefix}: WorkloadContext, name: string): Promise<void> {
+  const server = controlPlane().server
+  const ca = await readFile(path.join(controlPlane().dir, 'certs', 'apiserver.crt'), 'utf8')
+  const secret = `${name}-token`
+  if (!(await client.getOrUndefined(secrets(namespace, secret)))) {
+    await client.create({group: '', version: 'v1', plural: 'serviceaccounts', namespace}, {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name: `${name}-probe`, namespace}})
+    const request = await client.request<{status: {token: string}}>({method: 'POST', path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}-probe/token`, body: {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {expirationSeconds: 3600}}})
+    await client.create(secrets(namespace), {apiVersion: 'v1', kind: 'Secret', metadata: {name: secret, namespace}, stringData: {token: request.status.token}})
+  }
+  await client.create(k8sclusters(namespace), {
+    apiVersion: 'polycrate.io/v1alpha1', kind: 'K8sCluster', metadata: {name, namespace},
+    spec: {displayName: `${prefix} ${name}`, description: 'chaos', apiServer: server, caCertificate: ca, kind: 'generic', authentication: {serviceAccountToken: {secretRef: {name: secret, key: 'token'}}}},
+  })
+}
+
+/** The K8sCluster CRs' status, as a person reads it: phase, reachability, sync and the reasons of the conditions. */
+async function k8sClusterStatus({client, namespace}: WorkloadContext): Promise<Observed[]> {
+  const items = (await client.request<{items: Array<KubeObject & {status?: {phase?: string; reachable?: boolean; syncStatus?: string; conditions?: Array<{type: string; status: string; reason: string}>}}>}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/k8sclusters`})).items
+  return items.map((item) => ({key: `k8scluster status ${item.metadata?.name}`, value: {
+    phase: item.status?.phase, reachable: item.status?.reachable, syncStatus: item.status?.syncStatus,
+    conditions: (item.status?.conditions ?? []).map(({type, status, reason}) => `${type}=${status}/${reason}`).sort(),
+  }}))
+}
+
+/**
+ * A user registers the cluster with a K8sCluster CR (it adopts the workspace's cluster), renames it, declares a
+ * second one (refused: one cluster per workspace) and deletes the first: the second takes the slot over.
+ */
+const k8sClusterWorkload: Workload = {
+  name: 'k8scluster',
+  feature: 'k8scluster',
+  sources: ['polycrate.io/k8sclusters', 'core/secrets'],
+  config: () => only({}),
+  observe: k8sClusterStatus,
+  steps: [
+    (ctx) => k8sCluster(ctx, 'prod'),
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(k8sclusters(namespace, 'prod'), {spec: {displayName: `${prefix} prod (eu)`, description: 'chaos, renamed'}})
+    },
+    (ctx) => k8sCluster(ctx, 'staging'),
+    async ({client, namespace}) => {
+      await client.delete(k8sclusters(namespace, 'prod'))
+    },
+  ],
+}
+
+const services = (namespace: string, name?: string): ResourceRef => ({group: '', version: 'v1', plural: 'services', namespace, name})
+/** Fixed node ports (cases run one at a time and the namespace of the last is gone), so two runs compare equal. */
+const lbService = (namespace: string, name: string, ports: Array<[string, number, number]>) => ({
+  apiVersion: 'v1', kind: 'Service', metadata: {name, namespace},
+  spec: {type: 'LoadBalancer', selector: {app: name}, ports: ports.map(([portName, port, nodePort]) => ({name: portName, port, targetPort: 8080, nodePort, protocol: 'TCP'}))},
+})
+
+/** The Services' load balancer status and finalizers. */
+async function lbServices({client, namespace}: WorkloadContext): Promise<Observed[]> {
+  const items = (await client.request<{items: Array<KubeObject & {status?: {loadBalancer?: unknown}}>}>({path: `/api/v1/namespaces/${namespace}/services`})).items
+  return items.map((item) => ({key: `service ${item.metadata?.name}`, value: {finalizers: item.metadata?.finalizers ?? [], loadBalancer: item.status?.loadBalancer ?? {}}}))
+}
+
+/**
+ * A LoadBalancer Service: created with one node, a port added, a second node joins, a second Service created and
+ * the first deleted (its instance goes before its finalizer).
+ */
+const loadBalancerWorkload: Workload = {
+  name: 'loadbalancer',
+  feature: 'loadbalancer',
+  sources: ['core/services', 'core/nodes'],
+  config: () => only({cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}}}),
+  observe: lbServices,
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(nodes(), readyNode(`${prefix}-lb1`, {}, '10.0.0.11'))
+      await client.create(services(namespace), lbService(namespace, 'web', [['http', 80, 30080]]))
+    },
+    async ({client, namespace}) => {
+      await client.mergePatch(services(namespace, 'web'), {spec: {ports: lbService(namespace, 'web', [['http', 80, 30080], ['https', 443, 30443]]).spec.ports}})
+    },
+    async ({client, prefix}) => {
+      await client.create(nodes(), readyNode(`${prefix}-lb2`, {}, '10.0.0.12'))
+    },
+    async ({client, namespace}) => {
+      await client.create(services(namespace), lbService(namespace, 'api', [['http', 8080, 30081]]))
+    },
+    async ({client, namespace}) => {
+      await client.delete(services(namespace, 'web'))
+    },
+  ],
+  cleanup: async ({client, prefix}) => {
+    for (const name of [`${prefix}-lb1`, `${prefix}-lb2`]) await ignoreNotFound(() => client.delete(nodes(name)))
+  },
+}
+
+export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...cnpgWorkloads, ...appWorkloads, s3Workload, k8sClusterWorkload, loadBalancerWorkload]
