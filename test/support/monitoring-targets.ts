@@ -11,6 +11,7 @@ import {createServer as createTcpServer, type AddressInfo, type Server as TcpSer
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {execa} from 'execa'
+import type {TLSSocket} from 'node:tls'
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -74,6 +75,12 @@ export interface SeenRequest {
   path: string
   userAgent?: string
   referer?: string
+  /** The client's port: one per connection. */
+  clientPort?: number
+  /** The Connection header. */
+  connection?: string
+  /** Over TLS: whether the client resumed an earlier session. */
+  sessionReused?: boolean
 }
 
 export const HEALTHY_BODY = '{"database":"connected","cache":"ok"}'
@@ -87,7 +94,11 @@ export const BIG_BODY_BYTES = 100_000
 function handler(seen: SeenRequest[]): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://target')
-    seen.push({method: req.method ?? '', path: url.pathname, userAgent: req.headers['user-agent'], referer: req.headers.referer})
+    const tls = req.socket as Partial<TLSSocket>
+    seen.push({
+      method: req.method ?? '', path: url.pathname, userAgent: req.headers['user-agent'], referer: req.headers.referer,
+      clientPort: req.socket.remotePort, connection: req.headers.connection, sessionReused: tls.isSessionReused?.(),
+    })
     const [, route, arg] = url.pathname.split('/')
     switch (route) {
       case 'ok': res.writeHead(200, {'content-type': 'application/json'}).end(HEALTHY_BODY); return

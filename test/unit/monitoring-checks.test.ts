@@ -37,6 +37,14 @@ describe('monitoring checks: HTTP against a local server', () => {
   after(async () => target.close())
   beforeEach(() => { seen.length = 0 })
 
+  it('every check and every redirect hop opens a connection of its own and closes it (no keep-alive)', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await check(endpoint('http', target.port, {path: '/ok'}))).result.success, true)
+    await check(endpoint('http', target.port, {path: '/redirect/2'}))
+    assert.equal(seen.length, 6)
+    assert.equal(new Set(seen.map((r) => r.clientPort)).size, 6, 'six requests, six connections')
+    assert.ok(seen.every((r) => r.connection === 'close'), JSON.stringify(seen.map((r) => r.connection)))
+  })
+
   it('a healthy endpoint: success, status, size, phases, resolved IP, no TLS fields, the defaults user agent', async () => {
     const before = Date.now()
     const {result, phases} = await check(endpoint('http', target.port, {path: '/ok'}))
@@ -69,7 +77,8 @@ describe('monitoring checks: HTTP against a local server', () => {
 
   it('method, path, user agent and referer of the spec are sent; the agent default user agent applies otherwise', async () => {
     await check(endpoint('http', target.port, {path: 'echo', method: 'head', user_agent: 'probe/2', referer: 'https://ref.example/'}))
-    assert.deepEqual(seen.at(-1), {method: 'HEAD', path: '/echo', userAgent: 'probe/2', referer: 'https://ref.example/'})
+    const {method, path, userAgent, referer} = seen.at(-1)!
+    assert.deepEqual({method, path, userAgent, referer}, {method: 'HEAD', path: '/echo', userAgent: 'probe/2', referer: 'https://ref.example/'})
     await check(endpoint('http', target.port, {path: '/echo'}), {}, agentConfig({http_check_defaults: {user_agent: 'custom-agent/9'}}))
     assert.equal(seen.at(-1)?.userAgent, 'custom-agent/9')
   })
@@ -186,6 +195,19 @@ describe('monitoring checks: HTTPS certificates', function () {
     targets.push(target)
     return target
   }
+
+  it('every check does a full TLS handshake: no session is resumed', async () => {
+    const seen: SeenRequest[] = []
+    const target = await startHttpsTarget(certs.valid, seen)
+    targets.push(target)
+    for (let i = 0; i < 3; i++) {
+      const {result} = await check(endpoint('http', target.port, {path: '/ok', tls: true}), {ca: [certs.ca]})
+      assert.equal(result.success, true)
+      assert.ok((result.http_tls_handshake_ms as number) > 0)
+    }
+    assert.deepEqual(seen.map((r) => r.sessionReused), [false, false, false])
+    assert.equal(new Set(seen.map((r) => r.clientPort)).size, 3)
+  })
 
   it('a certificate of a trusted CA: valid, TLS version, issuer, subject, expiry', async () => {
     const target = await serve(certs.valid)
