@@ -30,6 +30,11 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
 
+/** Now on `clock`, as an RFC 3339 timestamp (status fields, reports). */
+export function isoNow(clock: Clock): string {
+  return new Date(clock.now()).toISOString()
+}
+
 /** The error an aborted wait rejects with: name AbortError, the signal's reason as its cause. */
 export function abortedError(signal: AbortSignal): Error {
   return Object.assign(new Error('The operation was aborted', {cause: signal.reason}), {name: 'AbortError', code: 'ABORT_ERR'})

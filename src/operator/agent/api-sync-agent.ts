@@ -10,7 +10,7 @@ import {API_VERSION} from '../../crds/define.js'
 import {operatorConfigCrd} from '../../crds/operator-config.js'
 import type {Condition} from '../../crds/schema.js'
 import type {KubeObject} from '../../kube/client.js'
-import {timeoutSignal, type Clock} from '../../lib/clock.js'
+import {isoNow, timeoutSignal, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import {operatorVersion} from '../../version.js'
 import {setCondition, type OperatorConfig} from '../config/operator-config.js'
@@ -151,7 +151,7 @@ export class ApiSyncAgent {
     const transient = outcome.kind === 'unreachable' || outcome.kind === 'failed'
     if (outcome.kind !== 'connected' && !(transient && session.identity)) session.disconnected(outcome.message)
     if (object) {
-      const next = apiSyncStatus(object.status, outcome, this.timestamp())
+      const next = apiSyncStatus(object.status, outcome, isoNow(this.clock))
       await this.writeStatus(object, next, signal)
       await this.announceTransition(object, next, logger)
     }
@@ -176,7 +176,7 @@ export class ApiSyncAgent {
     // once; at shutdown the next leader takes over).
     if (!object || !marksStopped(why, manager.isLeader)) return
     const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
-    const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, this.timestamp())
+    const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, isoNow(this.clock))
     const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}
     const timeout = timeoutSignal(this.clock, 10_000)
     try {
@@ -189,10 +189,6 @@ export class ApiSyncAgent {
     }
   }
 
-  /** Now on the clock, as an RFC 3339 timestamp. */
-  private timestamp(): string {
-    return new Date(this.clock.now()).toISOString()
-  }
 
   private readToken(): {token: string} | {problem: string} {
     const {token} = this.options
@@ -220,7 +216,7 @@ export class ApiSyncAgent {
         status: 'healthy',
         uptime_seconds: Math.round((this.clock.now() - this.startedAt) / 1000),
         start_time: new Date(this.startedAt).toISOString(),
-        reported_at: this.timestamp(),
+        reported_at: isoNow(this.clock),
         api_connected: true,
       }, {signal})
       const local = await this.resolveLocalCluster(api, health.workspace_id, previousClusterId, signal)

@@ -7,8 +7,8 @@
 import {adoptOrCreate, ApiError, ApiNotFoundError, type PolycrateApiClient, type Resource} from '../../api/index.js'
 import {API_VERSION, crdFullName, crdResource, syncStatusFields, type StatusStyle} from '../../crds/define.js'
 import type {EventRecorder} from '../../kube/events.js'
-import {KubeApiError, type KubeClient} from '../../kube/client.js'
-import {systemClock, type Clock} from '../../lib/clock.js'
+import {KubeApiError, type KubeClient, type ResourceRef} from '../../kube/client.js'
+import {isoNow, systemClock, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import type {ApiIdentity, ApiSession} from '../agent/api-session.js'
 import type {ObjectCache} from '../runtime/cache.js'
@@ -49,14 +49,17 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   private readonly fields: ReturnType<typeof syncStatusFields>
   readonly finalizer: Finalizer<SyncObject<Spec>>
   private readonly clock: Clock
+  /** The CRD's resource (group, version, plural). */
+  private readonly resource: ResourceRef
 
   constructor(private readonly options: SyncReconcilerOptions<Spec, Body, Api, Links>) {
     this.declaration = options.declaration
     this.style = this.declaration.crd.statusStyle ?? 'snake'
     this.fields = syncStatusFields(this.style)
     this.clock = options.clock ?? systemClock
+    this.resource = crdResource(this.declaration.crd)
     this.finalizer = new Finalizer<SyncObject<Spec>>({
-      client: options.client, name: this.declaration.finalizer, resource: crdResource(this.declaration.crd), crd: crdFullName(this.declaration.crd),
+      client: options.client, name: this.declaration.finalizer, resource: this.resource, crd: crdFullName(this.declaration.crd),
     })
   }
 
@@ -118,17 +121,13 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   /** Writes the status patch unless it would change nothing. */
   async writeStatus(object: SyncObject<Spec>, patch: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     if (statusUnchanged(object.status, patch)) return
-    await this.options.client.mergePatch(objectRef(crdResource(this.declaration.crd), object, 'status'), {apiVersion: API_VERSION, kind: this.declaration.crd.kind, status: patch}, {signal})
+    await this.options.client.mergePatch(objectRef(this.resource, object, 'status'), {apiVersion: API_VERSION, kind: this.declaration.crd.kind, status: patch}, {signal})
   }
 
   private status(object: SyncObject<Spec>, state: SyncState, synced: Parameters<typeof syncStatusPatch>[4] = {}): Record<string, unknown> {
-    return syncStatusPatch(this.style, object.status, object.metadata.generation, state, synced, this.timestamp())
+    return syncStatusPatch(this.style, object.status, object.metadata.generation, state, synced, isoNow(this.clock))
   }
 
-  /** Now on the clock, as an RFC 3339 timestamp for the status. */
-  private timestamp(): string {
-    return new Date(this.clock.now()).toISOString()
-  }
 
   /** The finalizer's Apply/Cleanup: true when the CR is being deleted (cleaned up or released; nothing else to do). */
   private finalize(object: SyncObject<Spec>, api: PolycrateApiClient | undefined, apiId: string | undefined, logger: Logger, signal: AbortSignal): Promise<boolean> {
@@ -182,7 +181,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     }
     try {
       await this.writeStatus(object, this.status(object, {phase: 'Synced', syncStatus: 'synced', reason: 'Synced', message: `Synced to the Polycrate API as ${id}.`}, {
-        apiId: id, configHash: hash, at: wrote ? this.timestamp() : undefined, extra: this.declaration.extraStatus?.(push.links),
+        apiId: id, configHash: hash, at: wrote ? isoNow(this.clock) : undefined, extra: this.declaration.extraStatus?.(push.links),
       }), signal)
     } catch (error) {
       // The CR is gone: the cache showed an object that no longer exists (a stale list after a reconnect brings
