@@ -25,6 +25,7 @@
  * object; the logger gets method, path, status and timings only.
  */
 import {operatorVersion} from '../version.js'
+import {userAgentFor} from '../lib/request-origin.js'
 import {performance} from 'node:perf_hooks'
 import {Counter, Histogram, type Registry} from 'prom-client'
 import type {Logger} from '../lib/logger.js'
@@ -266,7 +267,7 @@ export class PolycrateApiClient {
     const resource = req.resource ?? resourceLabel(path)
     const headers: Record<string, string> = {
       accept: 'application/json',
-      'user-agent': this.userAgent,
+      'user-agent': userAgentFor(this.userAgent, req.signal),
       ...req.headers,
       authorization: `Bearer ${this.#token}`,
     }

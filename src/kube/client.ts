@@ -7,6 +7,8 @@ import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
 import {setTimeout as delay} from 'node:timers/promises'
+import {userAgentFor} from '../lib/request-origin.js'
+import {operatorVersion} from '../version.js'
 
 export interface KubeObject {
   apiVersion?: string
@@ -94,6 +96,8 @@ export interface KubeClientOptions {
   server?: string
   /** The field manager of server-side applies that name none (e.g. `polycrate-operator`). */
   fieldManager?: string
+  /** The User-Agent (default `polycrate-operator/<version>`); a reconcile's requests add their controller's name. */
+  userAgent?: string
 }
 
 export class KubeClient {
@@ -102,6 +106,7 @@ export class KubeClient {
   /** Called once per request with the method and the HTTP status (or `<error>`), e.g. for rest_client metrics. */
   onResponse?: (method: string, code: string) => void
   private readonly agent: http.Agent
+  private readonly userAgent: string
 
   constructor(
     private readonly kubeConfig: KubeAuth,
@@ -109,6 +114,7 @@ export class KubeClient {
   ) {
     this.server = (options.server ?? kubeConfig.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
     this.fieldManager = options.fieldManager
+    this.userAgent = options.userAgent ?? `polycrate-operator/${operatorVersion()}`
     const isHttps = this.server.startsWith('https:')
     // Keep-alive: requests reuse connections. Each watch holds one for its lifetime, hence the generous limit.
     this.agent = isHttps
@@ -218,6 +224,7 @@ export class KubeClient {
       agent: this.agent,
       headers: {
         Accept: options.accept ?? 'application/json',
+        'User-Agent': userAgentFor(this.userAgent, options.signal),
         ...(body ? {'Content-Type': options.contentType ?? 'application/json', 'Content-Length': body.length} : {}),
       },
       signal: options.signal,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import {nameSignal} from '../../src/lib/request-origin.js'
 import {getEventListeners} from 'node:events'
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
@@ -156,6 +157,14 @@ describe('PolycrateApiClient', function () {
       assert.equal(req.headers['content-type'], 'application/json')
       assert.equal(req.headers.accept, 'application/json')
       assert.deepEqual(JSON.parse(req.body), {name: 'web', k8s_cluster: CLUSTER})
+    })
+
+    it('names the controller whose reconcile signal a call carries in the user agent', async () => {
+      server.reset((req, res) => json(res, 201, app('a1', 'web')))
+      const reconcile = new AbortController()
+      nameSignal(reconcile.signal, 'k8sapp-discovery')
+      await client().k8sApps.create({name: 'web', k8s_cluster: CLUSTER}, {signal: reconcile.signal})
+      assert.match(String(server.seen[0]?.headers['user-agent']), /^polycrate-operator\/\d+\.\d+\.\d+\S* controller\/k8sapp-discovery$/)
     })
 
     it('keeps unknown response keys (lenient) and fills the endpoint spec defaults', async () => {

@@ -7,6 +7,8 @@ import path from 'node:path'
 import yaml from 'js-yaml'
 import {KubeClient} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
+import {nameSignal} from '../../src/lib/request-origin.js'
+import {operatorVersion} from '../../src/version.js'
 import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 
 /**
@@ -21,12 +23,14 @@ describe('KubeClient connections', () => {
   let dir: string
   let handshakes = 0
   const authorizations: Array<string | undefined> = []
+  const userAgents: Array<string | undefined> = []
 
   before(async () => {
     serving = await createCertificate({commonName: 'apiserver', ipAddresses: ['127.0.0.1']})
     stranger = await createCertificate({commonName: 'someone else', ipAddresses: ['127.0.0.1']})
     server = https.createServer({cert: serving.cert, key: serving.key}, (request, response) => {
       authorizations.push(request.headers.authorization)
+      userAgents.push(request.headers['user-agent'])
       response.setHeader('content-type', 'application/json')
       response.end(JSON.stringify({kind: 'Namespace', metadata: {name: 'x'}}))
     })
@@ -63,6 +67,22 @@ describe('KubeClient connections', () => {
       assert.ok(handshakes <= 10, `${handshakes} handshakes for 10 concurrent requests`)
       assert.equal(authorizations.length, 30)
       assert.ok(authorizations.every((value) => value === 'Bearer secret-token'), 'the kubeconfig user\'s token on every request')
+    } finally {
+      client.close()
+    }
+  })
+
+  it('names the operator and version in its User-Agent, and the controller whose reconcile signal the request carries', async () => {
+    const client = await clientTrusting(serving.cert)
+    userAgents.length = 0
+    try {
+      const reconcile = new AbortController()
+      nameSignal(reconcile.signal, 'host-discovery')
+      await client.request({path: '/api/v1/namespaces/x'})
+      await client.request({path: '/api/v1/namespaces/x', signal: new AbortController().signal})
+      await client.mergePatch({group: '', version: 'v1', plural: 'namespaces', name: 'x'}, {}, {signal: reconcile.signal})
+      const version = operatorVersion()
+      assert.deepEqual(userAgents, [`polycrate-operator/${version}`, `polycrate-operator/${version}`, `polycrate-operator/${version} controller/host-discovery`])
     } finally {
       client.close()
     }

@@ -9,6 +9,7 @@ import {KubeApiError, type KubeObject} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
 import {silentLogger} from '../../lib/logger.js'
 import {objectKey} from './cache.js'
+import {nameSignal} from '../../lib/request-origin.js'
 import type {Informer} from './informer.js'
 import type {OperatorMetrics} from './metrics.js'
 import type {UpdatePredicate} from './predicates.js'
@@ -114,6 +115,7 @@ export class Controller {
     this.abort = new AbortController()
     // Every in-flight call of every worker listens on it: more than Node's default of 10 listeners is expected.
     setMaxListeners(0, this.abort.signal)
+    nameSignal(this.abort.signal, this.name)
     if (this.queue.isShuttingDown) this.queue = new WorkQueue({name: this.name, metrics: this.options.metrics, clock: this.clock})
     this.options.metrics?.maxConcurrentReconciles.set({controller: this.name}, this.workers)
     this.options.metrics?.activeWorkers.set({controller: this.name}, 0)
