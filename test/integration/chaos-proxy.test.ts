@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import {mkdtemp, rm} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import {nameSignal} from '../../src/lib/request-origin.js'
 import {KubeApiError, KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {startKubeFaultProxy, type KubeFaultProxy} from '../support/chaos/kube-proxy.js'
@@ -43,12 +44,15 @@ describe('chaos kube fault proxy (real apiserver)', function () {
 
   const cm = (name: string, data: Record<string, string> = {}) => ({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name, namespace}, data})
 
-  it('forwards with the admin token and counts successful writes per resource; a failed write is not a write point', async () => {
+  it('forwards with the admin token and counts successful writes per write point (controller, verb, resource); a failed write is not one', async () => {
     proxy.writes.reset()
+    const reconcile = new AbortController()
+    nameSignal(reconcile.signal, 'config-writer')
     await viaProxy.create(configMaps(namespace), cm('a'))
-    await viaProxy.mergePatch(configMaps(namespace, 'a'), {data: {x: '1'}})
+    await viaProxy.mergePatch(configMaps(namespace, 'a'), {data: {x: '1'}}, {signal: reconcile.signal})
+    await viaProxy.mergePatch(configMaps(namespace, 'a'), {data: {x: '2'}}, {signal: reconcile.signal})
     await assert.rejects(viaProxy.create(configMaps(namespace), cm('a')), (error: unknown) => error instanceof KubeApiError && error.status === 409)
-    assert.deepEqual(proxy.writes.points, ['core/configmaps#1', 'core/configmaps#2'])
+    assert.deepEqual(proxy.writes.points, ['kube runtime create core/configmaps#1', 'kube config-writer patch core/configmaps#1', 'kube config-writer patch core/configmaps#2'])
   })
 
   it('crash after write k: the hook runs once the apiserver answered write k (the write took effect), before the client has the answer', async () => {
@@ -56,7 +60,7 @@ describe('chaos kube fault proxy (real apiserver)', function () {
     const seen: string[] = []
     let clientHadAnswer = false
     proxy.onCrash = (point) => seen.push(`${point} answered-to-client=${clientHadAnswer}`)
-    proxy.crashAfterWrite('core/configmaps', 2)
+    proxy.crashAfterWrites([{point: 'kube runtime create core/configmaps', k: 2}])
     await viaProxy.create(configMaps(namespace), cm('k1'))
     const second = viaProxy.create(configMaps(namespace), cm('k2')).then(() => {
       clientHadAnswer = true
@@ -64,7 +68,7 @@ describe('chaos kube fault proxy (real apiserver)', function () {
     await second
     await viaProxy.create(configMaps(namespace), cm('k3'))
     proxy.onCrash = undefined
-    assert.deepEqual(seen, ['core/configmaps#2 answered-to-client=false'])
+    assert.deepEqual(seen, ['kube runtime create core/configmaps#2 answered-to-client=false'])
     assert.ok(await admin.getOrUndefined(configMaps(namespace, 'k2')), 'write 2 took effect')
   })
 

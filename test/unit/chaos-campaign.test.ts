@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
-import {crashPoints, faultFor} from '../support/chaos/campaign.js'
+import {once} from 'node:events'
+import net from 'node:net'
+import {crashPoints, faultFor, ownerOf} from '../support/chaos/campaign.js'
 import {Prng} from '../support/chaos/prng.js'
-import {diffStates, normalise} from '../support/chaos/runner.js'
+import {diffStates, normalise, pidOfLocalPort, twoLeaders} from '../support/chaos/runner.js'
 import {workloads} from '../support/chaos/workloads.js'
 
 describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
@@ -14,22 +16,68 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.ok(first.every((x) => x >= 0 && x < 1))
   })
 
-  it('crash points: every write point of the reference, round robin over resources, leases and Events last', () => {
-    const points = crashPoints(['core/events#1', 'polycrate.io/endpoints#1', 'polycrate.io/endpoints#2', 'networking.k8s.io/ingresses#1'])
-    assert.deepEqual(points, [['networking.k8s.io/ingresses', 1], ['polycrate.io/endpoints', 1], ['core/events', 1], ['polycrate.io/endpoints', 2]])
+  it('crash points: the first write of every write point, then the second, …; the workload\'s own points first, common ones it does not own after', () => {
+    const workload = workloads.find((w) => w.name === 'endpoint')!
+    const common = ['api api-sync post agent/health', 'kube runtime create core/events', 'kube operatorconfig patch polycrate.io/operatorconfigs/status']
+    const owned = common.filter((point) => ownerOf(point) === 'endpoint')
+    const writes = ['kube runtime create core/events#1', 'kube sync create polycrate.io/endpoints#1', 'kube sync create polycrate.io/endpoints#2', 'kube d patch networking.k8s.io/ingresses#1', 'api api-sync post agent/health#1', 'kube operatorconfig patch polycrate.io/operatorconfigs/status#1']
+    const points = crashPoints(writes, workload)
+    const firstRound = points.filter(([, k]) => k === 1).map(([point]) => point)
+    assert.deepEqual(firstRound.slice(0, 2 + owned.length).sort(), ['kube d patch networking.k8s.io/ingresses', 'kube sync create polycrate.io/endpoints', ...owned].sort(), 'own points first')
+    assert.deepEqual(points.at(-1), ['kube sync create polycrate.io/endpoints', 2], 'then the second writes')
+    assert.equal(points.length, 6)
   })
 
-  it('faults: the same (seed, workload, n) gives the same fault; crash points, and another fault in cases 2, 5, 8, …', () => {
+  it('each common write point has one owner among all workloads, whatever a run selects; an ordering group starts its members at different points', () => {
+    assert.equal(ownerOf('api api-sync post agent/health'), ownerOf('api api-sync post agent/health'))
+    assert.ok(workloads.some((w) => w.name === ownerOf('kube runtime create core/events')))
+    const group = workloads.filter((w) => w.orderingGroup === 'backup')
+    assert.ok(group.length >= 2)
+    const writes = Array.from({length: 9}, (_, i) => `kube backup-discovery patch polycrate.io/backups${i}#1`)
+    const starts = new Set(group.map((w) => crashPoints(writes, w)[0]![0]))
+    assert.equal(starts.size, group.length, 'each member of the group starts elsewhere')
+  })
+
+  it('faults: the same (seed, workload, n) gives the same fault; odd cases crash three points with a storm, 2, 6, … draw another fault, 4, 12, … a storm with API faults, 8, 16, … a handover', () => {
     const workload = workloads.find((w) => w.name === 'endpoint')!
-    const points = crashPoints(['polycrate.io/endpoints#1', 'polycrate.io/endpoints#2', 'polycrate.io/endpoints#3'])
+    const points = crashPoints(['kube s create polycrate.io/endpoints#1', 'kube s create polycrate.io/endpoints#2', 'kube s create polycrate.io/endpoints#3', 'kube s patch polycrate.io/endpoints#1'], workload)
     const lists = ['polycrate.io/endpoints', 'networking.k8s.io/ingresses']
     assert.deepEqual(faultFor(9, workload, 3, points, lists), faultFor(9, workload, 3, points, lists))
-    assert.deepEqual(faultFor(9, workload, 1, points, lists), {kind: 'crash', resource: 'polycrate.io/endpoints', k: 1})
-    assert.notEqual(faultFor(9, workload, 2, points, lists).kind, 'crash')
-    assert.deepEqual(faultFor(9, workload, 3, points, lists), {kind: 'crash', resource: 'polycrate.io/endpoints', k: 2})
-    assert.deepEqual(faultFor(9, workload, 4, points, lists), {kind: 'crash', resource: 'polycrate.io/endpoints', k: 3})
-    assert.notEqual(faultFor(9, workload, 5, points, lists).kind, 'crash')
-    assert.notEqual(faultFor(9, workload, 6, points, lists).kind, 'crash', 'every crash point used: other faults')
+    const first = faultFor(9, workload, 1, points, lists)
+    assert.ok(first.kind === 'crash')
+    assert.deepEqual(first.targets, [{point: 'kube s create polycrate.io/endpoints', k: 1}, {point: 'kube s patch polycrate.io/endpoints', k: 1}, {point: 'kube s create polycrate.io/endpoints', k: 2}])
+    assert.ok(first.storm!.length >= 10 && first.storm!.every((i, n) => i.afterMs > (first.storm![n - 1]?.afterMs ?? 0)), 'a storm meanwhile, in time order')
+    assert.ok(first.storm!.every((i) => i.kind === 'coalesce' || lists.includes(i.resource!)), 'stale lists aim at listed resources')
+    assert.ok(!['crash', 'storm', 'handover'].includes(faultFor(9, workload, 2, points, lists).kind))
+    const third = faultFor(9, workload, 3, points, lists)
+    assert.ok(third.kind === 'crash' && third.targets.length === 1, 'the last crash point')
+    const storm = faultFor(9, workload, 4, points, lists)
+    assert.ok(storm.kind === 'storm' && storm.api, 'a storm with an API fault window')
+    assert.ok(storm.injections.length >= 10 && storm.injections.length <= 20)
+    assert.ok(faultFor(9, workload, 5, points, lists).kind === 'storm', 'every crash point used: a storm')
+    const handover = faultFor(9, workload, 8, points, lists)
+    assert.ok(handover.kind === 'handover' && handover.partitionMs > 10_000 && handover.atStep < workload.steps.length, 'the partition outlasts the renew deadline, and a user operation follows it')
+  })
+
+  it('two leaders: writers in time order form one block per process; a process writing again after another took over is a violation', () => {
+    const w = (at: number, instance: string) => ({at, instance, what: `write ${at}`})
+    assert.equal(twoLeaders([w(1, 'a0'), w(2, 'a0'), w(5, 'b0'), w(6, 'b0'), w(9, 'a1')]), undefined, 'a0, then b0, then the restarted a1')
+    assert.equal(twoLeaders([]), undefined)
+    assert.match(twoLeaders([w(1, 'a0'), w(5, 'b0'), w(3, 'b0'), w(6, 'a0')]) ?? '', /a0 wrote \(write 6\) after b0 had taken over \(write 5\)/)
+  })
+
+  it('pidOfLocalPort finds the process that owns a connection by its local port (how the API simulator tells replicas apart)', async () => {
+    const server = net.createServer((socket) => socket.end())
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1')
+    await once(socket, 'connect')
+    try {
+      assert.equal(pidOfLocalPort(socket.localPort!, [999_999_999, process.pid]), process.pid)
+      assert.equal(pidOfLocalPort(socket.localPort!, [999_999_999]), undefined, 'not a process of the list')
+    } finally {
+      socket.destroy()
+      server.close()
+    }
   })
 
   it('normalise drops identities and times, replaces the case names, and keeps the rest', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {classify, isWrite, listKey, statusBody, takeFailure, WriteCounter, type FailRule} from '../support/chaos/kube-proxy.js'
+import {classify, isWrite, listKey, statusBody, takeFailure, WriteCounter, writePoint, pointResource, type FailRule} from '../support/chaos/kube-proxy.js'
 
 describe('chaos kube fault proxy: decisions', () => {
   it('classifies core and group paths, namespaced or not, with verbs', () => {
@@ -24,13 +24,21 @@ describe('chaos kube fault proxy: decisions', () => {
     assert.equal(listKey('/api/v1/pods?continue=abc'), undefined)
   })
 
-  it('the write counter fires exactly at write k of the target resource, once', () => {
-    const counter = new WriteCounter({resource: 'polycrate.io/endpoints', k: 2})
-    assert.equal(counter.record('polycrate.io/endpoints'), false)
-    assert.equal(counter.record('core/events'), false)
-    assert.equal(counter.record('polycrate.io/endpoints'), true)
-    assert.equal(counter.record('polycrate.io/endpoints'), false, 'disarmed after firing')
-    assert.deepEqual(counter.points, ['polycrate.io/endpoints#1', 'core/events#1', 'polycrate.io/endpoints#2', 'polycrate.io/endpoints#3'])
+  it('the write counter fires exactly at write k of each target\'s write point, once each', () => {
+    const counter = new WriteCounter([{point: 'kube sync create polycrate.io/endpoints', k: 2}, {point: 'api sync post endpoints', k: 1}])
+    assert.equal(counter.record('kube sync create polycrate.io/endpoints'), false)
+    assert.equal(counter.record('kube runtime create core/events'), false)
+    assert.equal(counter.record('kube sync create polycrate.io/endpoints'), true)
+    assert.equal(counter.record('kube sync create polycrate.io/endpoints'), false, 'disarmed after firing')
+    assert.equal(counter.record('api sync post endpoints'), true, 'the second target stays armed')
+    assert.deepEqual(counter.points, ['kube sync create polycrate.io/endpoints#1', 'kube runtime create core/events#1', 'kube sync create polycrate.io/endpoints#2', 'kube sync create polycrate.io/endpoints#3', 'api sync post endpoints#1'])
+  })
+
+  it('a write point names the controller from the User-Agent (runtime without one), the verb and the resource', () => {
+    assert.equal(writePoint('kube', 'polycrate-operator/1.4.0 controller/host-discovery', 'patch', 'polycrate.io/hosts/status'), 'kube host-discovery patch polycrate.io/hosts/status')
+    assert.equal(writePoint('api', 'polycrate-operator/1.4.0', 'post', 'agent/health'), 'api runtime post agent/health')
+    assert.equal(writePoint('kube', undefined, 'create', 'core/events'), 'kube runtime create core/events')
+    assert.equal(pointResource('kube host-discovery patch polycrate.io/hosts/status'), 'polycrate.io/hosts/status')
   })
 
   it('fail rules match by verb and resource and are consumed', () => {

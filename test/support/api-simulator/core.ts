@@ -28,6 +28,10 @@ export interface RequestLogEntry {
   body?: unknown
   /** The caller's address (which replica of an operator in a cluster sent it). */
   remoteAddress?: string
+  /** The caller's port (with the address, which connection, so which process, sent it). */
+  remotePort?: number
+  /** The caller's User-Agent (the operator's names the controller a request was made for). */
+  userAgent?: string
 }
 
 export interface SimulatorOptions {
@@ -546,6 +550,8 @@ export abstract class SimulatorCore {
     const entry: RequestLogEntry = {
       method, path: url.pathname, query: flattenQuery(url.searchParams), status: 0, at, resource: resourceOfPath(url.pathname),
       remoteAddress: request.socket.remoteAddress?.replace(/^::ffff:/, ''),
+      remotePort: request.socket.remotePort,
+      userAgent: request.headers['user-agent'],
     }
     if (rawBody.trim() !== '') entry.body = this.scrub(this.parseForLog(rawBody))
     for (const [key, value] of Object.entries(entry.query)) entry.query[key] = String(this.scrub(value))

@@ -12,9 +12,9 @@ import path from 'node:path'
 import yaml from 'js-yaml'
 import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
 import {adminClient, ensureCrds} from '../cluster.js'
-import type {FailKind} from './kube-proxy.js'
+import {pointResource, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
-import {diffStates, runCase, type CaseResult, type Fault} from './runner.js'
+import {diffStates, runCase, type CaseResult, type Fault, type StormInjection} from './runner.js'
 import {workloads, type Workload} from './workloads.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
@@ -43,11 +43,14 @@ export interface Violation {
 
 export interface Coverage {
   workload: string
-  /** resource → write points seen in the reference run. */
+  /** write point → writes of it seen in the reference run. */
   writePoints: Map<string, number>
-  /** resource → crash points covered (the crash happened). */
+  /** write point → the k of each crash that happened there. */
   crashed: Map<string, Set<number>>
   faults: Record<string, number>
+  /** Stale LISTs served (time travel) and watch closes that coalesced events, over all cases. */
+  staleLists: number
+  coalesced: number
   cases: number
   ordering?: string
 }
@@ -69,37 +72,74 @@ export interface CampaignResult {
   seconds: number
 }
 
-/** The crash points of a reference run: `[resource, k]` for every write, in order of resource then k. */
-export function crashPoints(writePoints: string[]): Array<[string, number]> {
+/** The controllers every workload's operator runs (the API agent, the runtime's Events and lease, the OperatorConfig status). */
+const COMMON = /^\S+ (api-sync|runtime|operatorconfig) /
+
+/**
+ * The workload that crashes a common write point early: one per point, fixed by the point's name over every workload
+ * of the campaign (pure and independent of which workloads a run selects, so replays make the same decisions).
+ */
+export function ownerOf(point: string): string {
+  const names = workloads.map((w) => w.name).sort()
+  let hash = 0
+  for (const c of point) hash = (hash * 31 + c.charCodeAt(0)) >>> 0
+  return names[hash % names.length]!
+}
+
+/**
+ * The crash points of a reference run of `workload` (`point#k` for every write, see `writePoint`), in the order the
+ * campaign crashes them: the first write of every write point, then every second write, and so on (round robin, so a
+ * short campaign crashes at every point once). Within a round, the workload's own points come first (its controllers,
+ * and the common points it owns, see `ownerOf`), the other common points after them. The workloads of an ordering
+ * group share their own points: each starts at another place in the list, so together they cover it sooner.
+ */
+export function crashPoints(writes: string[], workload?: Workload): Array<[string, number]> {
   const max = new Map<string, number>()
-  for (const point of writePoints) {
-    const at = point.lastIndexOf('#')
-    max.set(point.slice(0, at), Math.max(max.get(point.slice(0, at)) ?? 0, Number(point.slice(at + 1))))
+  for (const write of writes) {
+    const at = write.lastIndexOf('#')
+    max.set(write.slice(0, at), Math.max(max.get(write.slice(0, at)) ?? 0, Number(write.slice(at + 1))))
   }
-  // Leases and Events are the operator's bookkeeping, not its sync: crashing there is covered, but last.
-  const resources = [...max.keys()].sort((a, b) => Number(/leases|events/.test(a)) - Number(/leases|events/.test(b)) || a.localeCompare(b))
-  // Round robin over the resources (write 1 of each, then write 2 of each, …), so a short campaign crashes in every one.
+  const distinct = [...max.keys()].sort()
+  const own = distinct.filter((point) => !COMMON.test(point) || ownerOf(point) === workload?.name)
+  const group = workload?.orderingGroup ? workloads.filter((w) => w.orderingGroup === workload.orderingGroup).map((w) => w.name).sort() : []
+  const shift = own.length ? (Math.max(0, group.indexOf(workload?.name ?? '')) * CRASHES_PER_CASE) % own.length : 0
+  const ordered = [...own.slice(shift), ...own.slice(0, shift), ...distinct.filter((point) => !own.includes(point))]
   const points: Array<[string, number]> = []
   const longest = Math.max(0, ...max.values())
-  for (let k = 1; k <= longest; k++) for (const resource of resources) if (k <= max.get(resource)!) points.push([resource, k])
+  for (let k = 1; k <= longest; k++) for (const point of ordered) if (k <= max.get(point)!) points.push([point, k])
   return points
 }
 
-/** The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference). */
+/** Crash targets per crash case: the operator is killed after each in turn (and restarted each time). */
+export const CRASHES_PER_CASE = 3
+
+/**
+ * The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference).
+ * - odd n: the next three crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
+ *   window of API faults every other time, once the crash points are used up);
+ * - n = 2, 6, 10, …: one seeded fault (stale LIST, coalesced watch close, held watch, injected failure, refused
+ *   connections) before a seeded user operation;
+ * - n = 4, 12, 20, …: a storm with a window of API faults (errors, 429, dropped connections);
+ * - n = 8, 16, 24, …: a leader handover: two replicas, the leader cut off from the apiserver for 11–15 s (past its
+ *   renew deadline of 10 s), so the standby takes over.
+ */
 export function faultFor(seed: number, workload: Workload, n: number, points: Array<[string, number]>, listResources: string[]): Fault {
   const random = new Prng(seed * 7919 + n * 104_729 + [...workload.name].reduce((sum, c) => sum + c.charCodeAt(0), 0))
   const stepCount = workload.steps.length
   const atStep = random.int(stepCount + 1)
-  // Cases 1, 3, 4, 6, 7, … crash; cases 2, 5, 8, … draw another fault (so even a short campaign has one of each).
-  const crashIndex = n - 1 - Math.floor((n + 1) / 3)
-  if (n % 3 !== 2 && crashIndex < points.length) {
-    const [resource, k] = points[crashIndex]!
-    return {kind: 'crash', resource, k}
-  }
   // Stale lists and closes aim at what the workload touches: its sources and the resources the operator wrote.
-  const touched = new Set([...workload.sources, ...points.map(([resource]) => resource.replace(/\/status$/, ''))])
+  const touched = new Set([...workload.sources, ...points.filter(([point]) => point.startsWith('kube ')).map(([point]) => pointResource(point).replace(/\/status$/, ''))])
   const lists = listResources.filter((r) => !/leases|events|operatorconfigs/.test(r))
   const syncLists = lists.some((r) => touched.has(r)) ? lists.filter((r) => touched.has(r)) : lists
+  if (n % 2 === 1) {
+    const index = (n - 1) / 2
+    const targets = points.slice(index * CRASHES_PER_CASE, (index + 1) * CRASHES_PER_CASE)
+    if (targets.length) return {kind: 'crash', targets: targets.map(([point, k]) => ({point, k})), storm: storm(random, syncLists, false).injections}
+    return storm(random, syncLists, n % 4 === 3)
+  }
+  // A handover before a user operation (at least one comes after it, for a former leader to act on).
+  if (n % 8 === 0) return {kind: 'handover', partitionMs: 11_000 + random.int(4000), atStep: Math.min(atStep, stepCount - 1)}
+  if (n % 4 === 0) return storm(random, syncLists, true)
   const kinds = ['stale', 'coalesce', 'hold', 'fail', 'refuse'] as const
   const kind = random.pick(kinds)
   switch (kind) {
@@ -120,15 +160,35 @@ export function faultFor(seed: number, workload: Workload, n: number, points: Ar
   }
 }
 
+function storm(random: Prng, lists: string[], withApiFaults: boolean): Extract<Fault, {kind: 'storm'}> {
+  const injections: StormInjection[] = []
+  let afterMs = 0
+  const count = 10 + random.int(11)
+  for (let i = 0; i < count; i++) {
+    afterMs += 300 + random.int(900)
+    if (lists.length && random.next() < 0.5) injections.push({afterMs, kind: 'stale', resource: random.pick(lists)})
+    else injections.push({afterMs, kind: 'coalesce', resource: lists.length && random.next() < 0.7 ? random.pick(lists) : undefined})
+  }
+  if (!withApiFaults) return {kind: 'storm', injections}
+  const outcome = random.pick(['error', 'rate-limit', 'drop'] as const)
+  return {kind: 'storm', injections, api: {outcome, rate: 0.3 + random.int(5) / 10, afterMs: random.int(afterMs), ms: 1000 + random.int(4000)}}
+}
+
 export function describeFault(fault: Fault): string {
   switch (fault.kind) {
     case 'none': return 'none'
-    case 'crash': return `crash after ${fault.resource}#${fault.k}`
+    case 'crash': return `crash after ${fault.targets.map((t) => `${t.point}#${t.k}`).join(', then after ')}${fault.storm ? `; ${fault.storm.length} stale LISTs and watch closes meanwhile` : ''}`
+    case 'storm': {
+      const stale = fault.injections.filter((i) => i.kind === 'stale').length
+      const api = fault.api ? `; API ${fault.api.outcome} at ${fault.api.rate * 100} % for ${fault.api.ms} ms from ${fault.api.afterMs} ms` : ''
+      return `storm: ${stale} stale LISTs and ${fault.injections.length - stale} watch closes over ${(fault.injections.at(-1)!.afterMs / 1000).toFixed(1)} s${api}`
+    }
     case 'stale': return `stale LIST of ${fault.resource} before step ${fault.atStep}`
     case 'coalesce': return `watches of ${fault.resource ?? 'every resource'} closed (410 → relist) before step ${fault.atStep}`
     case 'hold': return `watch events held ${fault.ms} ms from step ${fault.atStep}`
     case 'fail': return `${fault.times}× ${fault.failure} on ${fault.verb ?? 'any'} from step ${fault.atStep}`
     case 'refuse': return `connections refused ${fault.ms} ms from step ${fault.atStep}`
+    case 'handover': return `two replicas; the leader cut off from the apiserver for ${fault.partitionMs} ms before step ${fault.atStep}`
   }
 }
 
@@ -155,11 +215,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     log(`${workload.name}: reference run`)
     const result = await runCase(workload, {kind: 'none'}, {log})
     record(`${workload.name}:0`, {kind: 'none'}, result)
-    const points = crashPoints(result.writePoints)
+    const points = crashPoints(result.writePoints, workload)
     references.set(workload.name, {result, points})
     const writePoints = new Map<string, number>()
-    for (const [resource, k] of points) writePoints.set(resource, Math.max(writePoints.get(resource) ?? 0, k))
-    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering})
+    for (const [point, k] of points) writePoints.set(point, Math.max(writePoints.get(point) ?? 0, k))
+    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering, staleLists: 0, coalesced: 0})
     log(`${workload.name}: reference settled in ${result.seconds.toFixed(0)} s, ${points.length} write points, ${result.state.length} objects`)
   }
   // Orderings: the workloads of one group differ only in the order of creations, so their references must agree.
@@ -189,14 +249,17 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const result = await runCase(workload, fault, {reference: {state: reference.result.state, apiDeletes: reference.result.apiDeletes, crDeletes: reference.result.crDeletes}, log})
       ran = true
       cover.cases++
-      const label = fault.kind === 'fail' ? `fail ${fault.failure}` : fault.kind
+      const label = fault.kind === 'fail' ? `fail ${fault.failure}` : fault.kind === 'storm' && fault.api ? `storm + API ${fault.api.outcome}` : fault.kind
+      cover.staleLists += result.counts.staleLists
+      cover.coalesced += result.coalesced
+      for (const write of result.crashed) {
+        const at = write.lastIndexOf('#')
+        const set = cover.crashed.get(write.slice(0, at)) ?? new Set<number>()
+        set.add(Number(write.slice(at + 1)))
+        cover.crashed.set(write.slice(0, at), set)
+      }
       if (result.faultApplied) {
         cover.faults[label] = (cover.faults[label] ?? 0) + 1
-        if (fault.kind === 'crash') {
-          const set = cover.crashed.get(fault.resource) ?? new Set<number>()
-          set.add(fault.k)
-          cover.crashed.set(fault.resource, set)
-        }
       } else {
         cover.faults[`${label} (not reached)`] = (cover.faults[`${label} (not reached)`] ?? 0) + 1
       }
@@ -214,20 +277,38 @@ export function report(result: CampaignResult, seed: number): string {
   const lines: string[] = []
   lines.push(`Fault campaign, seed ${seed}, ${(result.seconds / 60).toFixed(1)} min`)
   lines.push('')
-  lines.push('workload                 cases  write points crashed (per resource: crashed/seen)')
+  lines.push('workload                 cases  write points crashed (distinct points crashed/seen; crashes/writes seen)')
   for (const c of result.coverage) {
-    const perResource = [...c.writePoints].map(([resource, seen]) => `${resource} ${c.crashed.get(resource)?.size ?? 0}/${seen}`).join(', ')
-    const total = [...c.writePoints.values()].reduce((a, b) => a + b, 0)
-    const crashed = [...c.crashed.values()].reduce((a, s) => a + s.size, 0)
-    lines.push(`${c.workload.padEnd(24)} ${String(c.cases).padStart(5)}  ${crashed}/${total}: ${perResource || '-'}`)
+    const writes = [...c.writePoints.values()].reduce((a, b) => a + b, 0)
+    const crashes = [...c.crashed.values()].reduce((a, set) => a + set.size, 0)
+    lines.push(`${c.workload.padEnd(24)} ${String(c.cases).padStart(5)}  ${c.crashed.size}/${c.writePoints.size}; ${crashes}/${writes}`)
   }
   lines.push('')
-  lines.push('faults by kind (applied; "not reached": the run never got there)')
+  lines.push('write points per controller (crashed at least once in some workload / seen in the references)')
+  const seen = new Map<string, Set<string>>()
+  const crashed = new Set(result.coverage.flatMap((c) => [...c.crashed.keys()]))
+  for (const c of result.coverage) {
+    for (const point of c.writePoints.keys()) {
+      const [side, controller] = point.split(' ')
+      const key = `${side} ${controller}`
+      seen.set(key, (seen.get(key) ?? new Set()).add(point))
+    }
+  }
+  for (const [key, points] of [...seen].sort(([a], [b]) => a.localeCompare(b))) {
+    const missing = [...points].filter((point) => !crashed.has(point))
+    const done = points.size - missing.length
+    lines.push(`  ${key.padEnd(40)} ${done}/${points.size}${missing.length ? `  not crashed: ${missing.map((p) => p.split(' ').slice(2).join(' ')).join(', ')}` : ''}`)
+  }
+  lines.push('')
+  lines.push('faults by kind (cases; "not reached": the run never got there)')
   const totals: Record<string, number> = {}
   for (const c of result.coverage) for (const [kind, n] of Object.entries(c.faults)) totals[kind] = (totals[kind] ?? 0) + n
   for (const [kind, n] of Object.entries(totals).sort()) lines.push(`  ${kind.padEnd(28)} ${n}`)
-  lines.push(`  stale LIST (time travel)     ${totals.stale ?? 0}`)
-  lines.push(`  coalesced watch closes       ${totals.coalesce ?? 0}`)
+  const stale = result.coverage.reduce((a, c) => a + c.staleLists, 0)
+  const coalesced = result.coverage.reduce((a, c) => a + c.coalesced, 0)
+  lines.push(`  stale LISTs served (time travel)   ${stale}`)
+  lines.push(`  coalescing watch closes            ${coalesced}`)
+  lines.push(`  stale + coalesced                  ${stale + coalesced}`)
   lines.push('')
   lines.push('orderings')
   for (const c of result.coverage.filter((c) => c.ordering)) lines.push(`  ${c.ordering!.padEnd(34)} reference + ${c.cases} perturbed`)

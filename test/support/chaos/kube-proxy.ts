@@ -4,11 +4,11 @@
  * The operator gets a kubeconfig whose server is `http://127.0.0.1:<port>` (plain HTTP towards the proxy); the proxy
  * forwards every request over HTTPS to the real apiserver with the admin token (whatever the operator sent).
  *
- * The operator sends no User-Agent or header that names the controller, so writes are counted **per resource**
- * (`group/plural`, `core/plural` for the core group), not per controller.
+ * Writes are counted per write point: the controller (the operator's User-Agent names the controller of a reconcile's
+ * requests), the verb and the resource (`group/plural`, `core/plural` for the core group).
  *
  * Faults (all armed through `ProxyFaults`, decided by the pure functions below):
- * - **crash after write k**: when the k-th *successful* write (POST/PUT/PATCH/DELETE answered < 400) of a resource has
+ * - **crash after write k**: when the k-th *successful* write (POST/PUT/PATCH/DELETE answered < 400) of a write point has
  *   been answered by the apiserver, `onCrash` is called (the campaign SIGKILLs the operator there) *before* the answer
  *   is forwarded: the write took effect, the operator never learns it did.
  * - **hold** a watch's events for T ms (each event line is delayed, order kept).
@@ -92,25 +92,44 @@ export interface FailRule {
   times?: number
 }
 
-/** Counts successful writes per resource and says when the crash point is reached (pure state machine). */
+/**
+ * A write point: which side (`kube` or `api`), which controller (named in the User-Agent of the operator's requests;
+ * `runtime` for writes outside a reconcile: the lease, Events, start-up), the verb and the resource. Pure.
+ */
+export function writePoint(side: 'kube' | 'api', userAgent: string | undefined, verb: string, resource: string): string {
+  const controller = /\bcontroller\/(\S+)/.exec(userAgent ?? '')?.[1] ?? 'runtime'
+  return `${side} ${controller} ${verb} ${resource}`
+}
+
+/** The resource of a write point (`kube host-discovery patch polycrate.io/hosts` → `polycrate.io/hosts`). */
+export const pointResource = (point: string): string => point.split(' ')[3] ?? point
+
+export interface CrashTarget {
+  point: string
+  k: number
+}
+
+/** Counts successful writes per write point and says when a crash target is reached (pure state machine). */
 export class WriteCounter {
   readonly counts = new Map<string, number>()
-  /** Every write point seen, in order: `resource#n`. */
+  /** Every write seen, in order: `point#n`. */
   readonly points: string[] = []
-  constructor(private target?: {resource: string; k: number}) {}
-  arm(target: {resource: string; k: number} | undefined): void {
-    this.target = target
+  private targets: CrashTarget[]
+  constructor(targets: CrashTarget[] = []) {
+    this.targets = [...targets]
   }
-  /** Records a write that took effect; true when it is the crash point (then the target is disarmed). */
-  record(resource: string): boolean {
-    const n = (this.counts.get(resource) ?? 0) + 1
-    this.counts.set(resource, n)
-    this.points.push(`${resource}#${n}`)
-    if (this.target && this.target.resource === resource && this.target.k === n) {
-      this.target = undefined
-      return true
-    }
-    return false
+  arm(targets: CrashTarget[]): void {
+    this.targets = [...targets]
+  }
+  /** Records a write that took effect; true when it is write k of a target's point (that target is then disarmed). */
+  record(point: string): boolean {
+    const n = (this.counts.get(point) ?? 0) + 1
+    this.counts.set(point, n)
+    this.points.push(`${point}#${n}`)
+    const index = this.targets.findIndex((target) => target.point === point && target.k === n)
+    if (index < 0) return false
+    this.targets.splice(index, 1)
+    return true
   }
   reset(): void {
     this.counts.clear()
@@ -154,7 +173,7 @@ export interface KubeFaultProxy {
   /** Every request seen: verb, resource, status (0 = not answered). */
   log: Array<ClassifiedRequest & {status: number; at: number}>
   counts: FaultCounts
-  crashAfterWrite(resource: string, k: number): void
+  crashAfterWrites(targets: CrashTarget[]): void
   /** Delays every event line of watches of `resource` (all resources when omitted) by `ms` until `untilMs` passes. */
   holdWatches(ms: number, resource?: string, forMs?: number): void
   /** Cuts the open watches of `resource` (all when omitted) and answers their next watch 410 Gone. */
@@ -165,6 +184,11 @@ export interface KubeFaultProxy {
   refuseFor(ms: number): void
   /** The resources whose LIST bodies are cached (candidates for stale lists). */
   cachedLists(): string[]
+  /**
+   * Forgets the kept LIST bodies (a new operator process: an old body is stale only to a process that saw newer — a
+   * fresh process lists with a consistent read, which no apiserver answers from the past).
+   */
+  forgetLists(): void
   close(): Promise<void>
 }
 
@@ -188,8 +212,8 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     onCrash: undefined,
     log: [],
     counts,
-    crashAfterWrite(resource, k) {
-      proxy.writes.arm({resource, k})
+    crashAfterWrites(targets) {
+      proxy.writes.arm(targets)
     },
     holdWatches(ms, resource, forMs = 10_000) {
       hold = {ms, resource, until: Date.now() + forMs}
@@ -220,6 +244,10 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
       for (const socket of sockets) socket.destroy()
     },
     cachedLists: () => [...new Set([...listCache.values()].map((entry) => entry.resource))],
+    forgetLists() {
+      listCache.clear()
+      armedStale.clear()
+    },
     async close() {
       for (const socket of sockets) socket.destroy()
       agent.destroy()
@@ -279,7 +307,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
         const body = Buffer.concat(chunks)
         if (key && status === 200 && !listCache.has(key)) listCache.set(key, {resource: classified.resource, status, headers: upstreamResponse.headers, body})
         if (classified.verb === 'delete' && status < 400) proxy.deletes.push(`${classified.resource} ${classified.namespace ?? ''}/${classified.name ?? ''}`)
-        if (isWrite(classified.verb) && status < 400 && proxy.writes.record(classified.resource)) {
+        if (isWrite(classified.verb) && status < 400 && proxy.writes.record(writePoint('kube', request.headers['user-agent'], classified.verb, classified.resource))) {
           counts.crashes++
           proxy.onCrash?.(proxy.writes.points.at(-1)!)
         }

@@ -11,6 +11,7 @@
  * left terminating (a finalizer of ours kept on a deleted source); the operator never exits unless the campaign
  * killed it.
  */
+import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {randomBytes} from 'node:crypto'
 import os from 'node:os'
@@ -21,17 +22,36 @@ import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
-import {startKubeFaultProxy, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
+import {isWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
 import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
   | {kind: 'none'}
-  | {kind: 'crash'; resource: string; k: number}
+  | {kind: 'crash'; targets: CrashTarget[]; storm?: StormInjection[]}
+  | {kind: 'storm'; injections: StormInjection[]; api?: ApiFaultWindow}
   | {kind: 'stale'; resource: string; atStep: number}
   | {kind: 'coalesce'; resource?: string; atStep: number}
   | {kind: 'hold'; ms: number; atStep: number}
   | {kind: 'fail'; failure: FailKind; verb?: 'list' | 'watch' | 'create' | 'patch' | 'update' | 'delete'; resource?: string; times: number; atStep: number}
   | {kind: 'refuse'; ms: number; atStep: number}
+  | {kind: 'handover'; partitionMs: number; atStep: number}
+
+/** One injection of a storm, `afterMs` after the first user operation. */
+export interface StormInjection {
+  afterMs: number
+  /** stale: the next LIST of `resource` answers with an old body, and its watches are cut so it relists now; coalesce: its watches are cut (410 → relist). */
+  kind: 'stale' | 'coalesce'
+  /** Every resource's watches when omitted (coalesce only). */
+  resource?: string
+}
+
+/** A window in which the API simulator fails a share of requests (errors 500/502/503, 429 with Retry-After, or dropped connections). */
+export interface ApiFaultWindow {
+  outcome: 'error' | 'rate-limit' | 'drop'
+  rate: number
+  afterMs: number
+  ms: number
+}
 
 export interface NormalisedObject {
   key: string
@@ -41,8 +61,12 @@ export interface NormalisedObject {
 export interface CaseResult {
   /** The normalised end state. */
   state: NormalisedObject[]
-  /** Every successful write the proxy saw, `resource#n`, in order. */
+  /** Every successful write (kube and API), `point#n` (see `writePoint`), in order. */
   writePoints: string[]
+  /** The crashes that happened: `point#k`. */
+  crashed: string[]
+  /** Watch closes that cut at least one watch (events in between coalesce into the relist). */
+  coalesced: number
   /** The LIST resources the proxy cached (candidates for stale lists). */
   listResources: string[]
   /** API objects deleted (collection/name, normalised). */
@@ -142,33 +166,80 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   let lastFaultAt = 0
   let stopping = false
   let restarting: Promise<void> | undefined
+  const crashed: string[] = []
+  let coalesced = 0
+  let standby: OperatorProcess | undefined
+  let standbyProxy: KubeFaultProxy | undefined
+  let partitionedAt = 0
+  const restarts: Array<Promise<void>> = []
+  let instances: Instance[] = []
+  /** The API writes of each replica (told apart by the process that owns the connection). */
+  const apiWrites: LabelledWrite[] = []
+  /** The successful writes of every replica, but the lease and Events (a candidate writes those as it campaigns). */
+  const leaderWrites = (): LabelledWrite[] => instances.length === 0 ? [] : [...apiWrites, ...[proxy!, ...(standbyProxy ? [standbyProxy] : [])].flatMap((via) => via.log
+    .filter((e) => isWrite(e.verb) && e.status > 0 && e.status < 400 && !/leases|events/.test(e.resource))
+    .map((e) => ({at: e.at, instance: instanceAt(instances, via, e.at), what: `${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`})))]
+  const leaseTakenOver = () => partitionedAt > 0 && [proxy!, ...(standbyProxy ? [standbyProxy] : [])].some((via) => via.log
+    .some((e) => e.resource === 'coordination.k8s.io/leases' && isWrite(e.verb) && e.status > 0 && e.status < 400 && e.at > partitionedAt && instanceAt(instances, via, e.at) !== 'a0'))
+  const handedOver = () => partitionedAt > 0 && leaderWrites().some((w) => w.at > partitionedAt && w.instance !== 'a0')
   try {
     const prefix = `x${randomBytes(3).toString('hex')}`
     const namespace = await freshNamespace(client, `chaos-${prefix}`)
     const ctx: WorkloadContext = {client, prefix, namespace, operatorNamespace: ''}
-    const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, workload.config(ctx))
+    // Two replicas on one machine: only one can bind the external-dns webhook's port (no workload uses it).
+    const config = fault.kind === 'handover' ? {...workload.config(ctx), external_dns_webhook: {enabled: false}} : workload.config(ctx)
+    const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, config)
     ctx.operatorNamespace = operatorNamespace
     const replace: Array<[string, string]> = [[`cluster-${operatorNamespace}`, '<cluster>'], [operatorNamespace, '<opns>'], [namespace, '<ns>'], [prefix, '<P>']]
     proxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
     const kubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), proxy.url, 'replaced-by-the-proxy')
 
-    const watchExit = (process: OperatorProcess) => {
+    const leaderElect = fault.kind === 'handover'
+    /** Every process started, with its proxy and start time: who made each write (two-leaders check). */
+    instances = []
+    const watchExit = (process: OperatorProcess, restart: () => Promise<void>) => {
       void process.exited.then((code) => {
-        if (!killing && !stopping) violations.push(`the operator exited on its own (${code}): ${process.rawOutput().slice(-1500)}`)
+        if (killing || stopping) return
+        // A replica that lost its lease exits so that a restarted process campaigns afresh: allowed, and restarted.
+        if (leaderElect && process.rawOutput().includes('lost the leader lease')) {
+          log(`a replica lost its lease and exited (${code}); restarting it`)
+          restarts.push(restart())
+          return
+        }
+        violations.push(`the operator exited on its own (${code}): ${process.rawOutput().slice(-1500)}`)
       })
     }
+    const launch = async (via: KubeFaultProxy, kubeconfigFile: string, replica: string): Promise<OperatorProcess> => {
+      via.forgetLists()
+      const child = await startOperator({kubeconfig: kubeconfigFile, namespace: operatorNamespace, logLevel: 'info', leaderElect, args: ['--graceful-shutdown-timeout', '5']})
+      instances.push({proxy: via, label: `${replica}${instances.filter((i) => i.proxy === via).length}`, from: Date.now(), pid: child.pid})
+      return child
+    }
     const start = async () => {
-      operator = await startOperator({kubeconfig, namespace: operatorNamespace, logLevel: 'info', args: ['--graceful-shutdown-timeout', '5']})
-      watchExit(operator)
+      operator = await launch(proxy!, kubeconfig, 'a')
+      watchExit(operator, start)
+    }
+    // API writes are write points too: the simulator logs each answer before it sends it.
+    sim.onRequest = (entry) => {
+      if (!/^(POST|PUT|PATCH|DELETE)$/.test(entry.method) || entry.status === 0 || entry.status >= 400 || !entry.path.startsWith('/api/')) return
+      if (leaderElect && entry.remotePort) {
+        const pid = pidOfLocalPort(entry.remotePort, instances.map((i) => i.pid))
+        const instance = instances.find((i) => i.pid === pid)
+        if (instance) apiWrites.push({at: Date.now(), instance: instance.label, what: `API ${entry.method} ${entry.path}`})
+      }
+      if (proxy!.writes.record(writePoint('api', entry.userAgent, entry.method.toLowerCase(), entry.resource))) proxy!.onCrash?.(proxy!.writes.points.at(-1)!)
     }
     if (fault.kind === 'crash') {
-      proxy.crashAfterWrite(fault.resource, fault.k)
+      proxy.crashAfterWrites(fault.targets)
       proxy.onCrash = (point) => {
+        // A write answered after the last kill (its process is gone, the next not up yet): nothing to crash.
+        if (killing || !operator) return
         killing = true
         faultApplied = true
+        crashed.push(point)
         lastFaultAt = Date.now()
         log(`crash after ${point}`)
-        const victim = operator!
+        const victim = operator
         victim.child.kill('SIGKILL')
         restarting = victim.exited.then(async () => {
           killing = false
@@ -179,7 +250,22 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
 
     for (const step of workload.before ?? []) await step(ctx)
     await start()
-    const stepFault = (index: number) => {
+    if (fault.kind === 'handover') {
+      // The first replica leads (its lease write went through), then the second starts as its standby.
+      const deadline = Date.now() + 30_000
+      while (!proxy.log.some((e) => e.resource === 'coordination.k8s.io/leases' && isWrite(e.verb) && e.status > 0 && e.status < 400)) {
+        if (Date.now() > deadline) throw new Error(`the first replica did not take the lease within 30 s:\n${operator!.rawOutput().slice(-2000)}`)
+        await sleep(100)
+      }
+      standbyProxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
+      const standbyKubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig-b'), standbyProxy.url, 'replaced-by-the-proxy')
+      const startStandby = async () => {
+        standby = await launch(standbyProxy!, standbyKubeconfig, 'b')
+        watchExit(standby, startStandby)
+      }
+      await startStandby()
+    }
+    const stepFault = async (index: number) => {
       if (!('atStep' in fault) || fault.atStep !== index) return
       lastFaultAt = Date.now()
       switch (fault.kind) {
@@ -190,6 +276,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           break
         case 'coalesce':
           faultApplied = proxy!.closeWatches(fault.resource) > 0
+          if (faultApplied) coalesced++
           break
         case 'hold':
           proxy!.holdWatches(fault.ms, undefined, fault.ms * 3)
@@ -203,16 +290,59 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           proxy!.refuseFor(fault.ms)
           faultApplied = true
           break
+        case 'handover': {
+          // The leader cut off from the apiserver past its renew deadline: it steps down, the standby takes over.
+          // The next user operations wait for the new leader, so a former leader still reconciling would write too.
+          partitionedAt = Date.now()
+          proxy!.refuseFor(fault.partitionMs)
+          lastFaultAt = Date.now() + fault.partitionMs
+          const deadline = Date.now() + fault.partitionMs + 30_000
+          while (Date.now() < deadline && !leaseTakenOver()) await sleep(200)
+          break
+        }
       }
     }
+    const injections = fault.kind === 'storm' ? fault.injections : fault.kind === 'crash' ? fault.storm ?? [] : []
+    const storming = injections.length ? (async () => {
+      if (fault.kind === 'storm' && fault.api) {
+        const {outcome, rate, afterMs, ms} = fault.api
+        setTimeout(() => {
+          if (stopping) return
+          sim.faults.set(outcome === 'error' ? {errorRate: rate} : outcome === 'rate-limit' ? {rateLimitRate: rate} : {dropRate: rate})
+          lastFaultAt = Date.now() + ms
+          setTimeout(() => sim.faults.clear(), ms)
+        }, afterMs)
+      }
+      let at = 0
+      for (const injection of injections) {
+        await sleep(injection.afterMs - at)
+        at = injection.afterMs
+        if (stopping) return
+        lastFaultAt = Date.now()
+        if (injection.kind === 'stale' && proxy!.staleList(injection.resource!)) proxy!.closeWatches(injection.resource)
+        else if (injection.kind === 'coalesce' && proxy!.closeWatches(injection.resource) > 0) coalesced++
+      }
+      if (fault.kind === 'storm' && fault.api) await sleep(Math.max(0, fault.api.afterMs + fault.api.ms - at))
+    })() : undefined
     for (let index = 0; index < workload.steps.length; index++) {
-      stepFault(index)
+      await stepFault(index)
       await workload.steps[index]!(ctx)
       await sleep(options.stepPauseMs ?? 1500)
     }
-    stepFault(workload.steps.length)
+    await stepFault(workload.steps.length)
     if ('atStep' in fault && fault.atStep >= workload.steps.length) await sleep(options.stepPauseMs ?? 1500)
     if (restarting) await restarting
+    if (fault.kind === 'handover') {
+      // Wait for the handover: some replica other than the first writes after the partition (at most 60 s).
+      const deadline = Date.now() + 60_000
+      while (Date.now() < deadline && !handedOver()) await sleep(500)
+      await Promise.all(restarts)
+      faultApplied = handedOver()
+    }
+    if (storming) {
+      await storming
+      if (fault.kind === 'storm') faultApplied = proxy.counts.staleLists + coalesced > 0
+    }
 
     const snapshot = async (): Promise<NormalisedObject[]> => {
       const objects: NormalisedObject[] = []
@@ -284,6 +414,8 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       }
     }
 
+    // The end state is taken: no more crashes (cleanup writes are not part of the case).
+    proxy.crashAfterWrites([])
     // API deletes: which objects (by normalised collection/name) the operator deleted.
     const apiDeletes: string[] = []
     for (const entry of sim.requests) {
@@ -330,6 +462,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       }
     }
 
+    // Never two leaders writing: once another replica wrote, an earlier one never writes again.
+    if (fault.kind === 'handover') {
+      if (process.env.CHAOS_DEBUG) log(`writes by replica (partition at ${partitionedAt}):\n${leaderWrites().sort((a, b) => a.at - b.at).map((w) => `${w.at} ${w.instance} ${w.what}`).join('\n')}`)
+      const overlap = twoLeaders(leaderWrites())
+      if (overlap) violations.push(overlap)
+    }
     if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
     // Remove this case's sources while the operator still runs (it releases its finalizers), so the next case's
     // operator, which discovers cluster-wide, does not find them.
@@ -340,18 +478,93 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
     return {
-      state, writePoints: [...proxy.writes.points], listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
+      state, writePoints: [...proxy.writes.points], crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
     }
   } finally {
     stopping = true
     if (restarting) await restarting.catch(() => {})
+    await Promise.all(restarts).catch(() => {})
     await operator?.stop('SIGTERM').catch(() => {})
+    await standby?.stop('SIGTERM').catch(() => {})
     await proxy?.close().catch(() => {})
+    await standbyProxy?.close().catch(() => {})
     await sim.close().catch(() => {})
     client.close()
     await rm(dir, {recursive: true, force: true})
   }
+}
+
+interface Instance {
+  proxy: KubeFaultProxy
+  pid: number
+  /** Replica and generation: `a0`, its restart `a1`, the standby `b0`. */
+  label: string
+  from: number
+}
+
+export interface LabelledWrite {
+  at: number
+  instance: string
+  what: string
+}
+
+/**
+ * Which of `pids` owns the TCP connection whose local port is `port` on this machine (Linux: the socket's inode from
+ * /proc/net/tcp, then the process whose file descriptors include it). Test support: the API simulator tells the
+ * replicas' requests apart this way (both replicas call one API URL).
+ */
+export function pidOfLocalPort(port: number, pids: number[]): number | undefined {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  let inode: string | undefined
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const row = readFileSync(table, 'utf8').split('\n').slice(1).map((line) => line.trim().split(/\s+/)).find((fields) => fields[1]?.endsWith(hex))
+    if (row) {
+      inode = row[9]
+      break
+    }
+  }
+  if (!inode) return undefined
+  for (const pid of pids) {
+    try {
+      if (readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSafe(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`)) return pid
+    } catch {
+      // the process is gone
+    }
+  }
+  return undefined
+}
+
+function readlinkSafe(file: string): string | undefined {
+  try {
+    return readlinkSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+/** The process a proxy served at time `at`: the last one started through it before then. */
+function instanceAt(instances: Instance[], via: KubeFaultProxy, at: number): string {
+  return instances.filter((i) => i.proxy === via && i.from <= at).at(-1)?.label ?? instances.find((i) => i.proxy === via)!.label
+}
+
+/**
+ * Never two leaders writing: in time order, the writers form blocks, one process after another; a process that writes
+ * again after another one wrote had leadership taken from it and still wrote (pure; undefined when none).
+ */
+export function twoLeaders(writes: LabelledWrite[]): string | undefined {
+  const done = new Set<string>()
+  let current: LabelledWrite | undefined
+  for (const write of [...writes].sort((a, b) => a.at - b.at)) {
+    if (write.instance === current?.instance) {
+      current = write
+      continue
+    }
+    if (done.has(write.instance)) return `two leaders writing: ${write.instance} wrote (${write.what}) after ${current!.instance} had taken over (${current!.what})`
+    if (current) done.add(current.instance)
+    current = write
+  }
+  return undefined
 }
 
 /** Retries a read of the apiserver through transient errors (a CRD's storage initialising, a 429) for 30 s. */
