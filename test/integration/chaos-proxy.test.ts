@@ -72,11 +72,15 @@ describe('chaos kube fault proxy (real apiserver)', function () {
     assert.ok(await admin.getOrUndefined(configMaps(namespace, 'k2')), 'write 2 took effect')
   })
 
-  it('stale LIST: the next LIST answers the first body the proxy kept, once; then it catches up', async () => {
+  it('stale LIST: the relist after a watch answered 410 gets the first body the proxy kept, once; a new lister never does; then it catches up', async () => {
     const path = `/api/v1/namespaces/${namespace}/configmaps`
     const first = await viaProxy.request<List>({path, query: {limit: 500}})
     await admin.create(configMaps(namespace), cm('later'))
     assert.equal(proxy.staleList('core/configmaps'), true)
+    const newcomer = await viaProxy.request<List>({path, query: {limit: 500}})
+    assert.ok(newcomer.items.some((item) => item.metadata?.name === 'later'), 'a first list (no watch answered 410 before it) is current')
+    proxy.closeWatches('core/configmaps')
+    await assert.rejects(viaProxy.request({path, query: {watch: true, resourceVersion: newcomer.metadata.resourceVersion}}), (error: unknown) => error instanceof KubeApiError && error.status === 410)
     const stale = await viaProxy.request<List>({path, query: {limit: 500}})
     assert.equal(stale.metadata.resourceVersion, first.metadata.resourceVersion, 'time travel: the older list')
     assert.ok(!stale.items.some((item) => item.metadata?.name === 'later'))

@@ -1,10 +1,11 @@
 /**
  * A bounded fault campaign (fixed seed, about 3 minutes): three workloads (Endpoint, Backup created before its Schedule,
- * pods before their meta Secret), their references, then crash-after-write-k and seeded faults through the kube fault
- * proxy; the differential oracle must find no violation. `npm run chaos` runs the full campaign.
+ * pods before their meta Secret), their references, then crashes after write points with a storm of stale LISTs and
+ * watch closes, and seeded faults through the kube fault proxy; a leader handover; the differential oracle must find
+ * no violation. `npm run chaos` runs the full campaign.
  */
 import assert from 'node:assert/strict'
-import {installCampaignCrds, report, runCampaign} from '../support/chaos/campaign.js'
+import {installCampaignCrds, report, runCampaign, type CampaignResult} from '../support/chaos/campaign.js'
 
 describe('fault campaign, bounded (operator processes behind the kube fault proxy, real apiserver, simulator)', function () {
   this.timeout(10 * 60_000)
@@ -17,6 +18,11 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
     process.stderr.write(`${table}\n`)
     assert.ok(result.coverage.every((c) => c.cases > 0), `every workload ran perturbed cases:\n${table}`)
     assert.equal(result.violations.length, 0, table)
+  })
+
+  it('a leader handover (seed 7, endpoint:8): the partitioned leader steps down and exits, the standby takes over, never two leaders writing', async () => {
+    const result = await replayCase(7, 'endpoint:8')
+    assert.equal(result.coverage[0]?.faults.handover, 1, `the handover happened:\n${report(result, 7)}`)
   })
 
   it('regression (seed 8, endpoint:2): a stale LIST (time travel) makes no API endpoint disappear or linger', async () => {
@@ -37,10 +43,11 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
 })
 
 /** Replays one case of a campaign (its reference run, then the one perturbed run) and expects no violation. */
-async function replayCase(seed: number, caseId: string): Promise<void> {
+async function replayCase(seed: number, caseId: string): Promise<CampaignResult> {
   await installCampaignCrds()
   const result = await runCampaign({seed, minutes: 5, caseId, log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
   const table = report(result, seed)
   assert.ok(result.coverage[0]?.cases === 1, table)
   assert.equal(result.violations.length, 0, table)
+  return result
 }

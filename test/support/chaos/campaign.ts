@@ -1,11 +1,8 @@
 /**
  * The seeded fault campaign: for each workload a reference run, then perturbed runs until the time is up. Every
  * decision comes from the seed (`Prng`); a case id `<workload>:<n>` plus the seed replays one case exactly as far as
- * the campaign decides it (the operator's own timing still varies).
- *
- * Case n of a workload: crash points in order (every write point the reference run saw, round robin over the
- * resources), and every third case (2, 5, 8, …) one seeded non-crash fault (stale LIST, coalesced watch close, held
- * watch, injected failure, refused connections); once the crash points are used up, only those.
+ * the campaign decides it (the operator's own timing still varies). What case n is: see `faultFor`; which write points
+ * a crash case takes: see `crashPoints`.
  */
 import {readFileSync} from 'node:fs'
 import path from 'node:path'

@@ -15,7 +15,9 @@
  * - **close** a resource's open watches and answer that resource's next watch with 410 Gone, so the informer relists
  *   and every change in between coalesces into the list.
  * - **stale LIST** ("time travel"): the first full LIST of each resource (path + selectors) is kept; when armed, the
- *   next LIST of that resource is answered with that older body once, then the proxy catches up (forwards again).
+ *   relist of the informer whose watch the proxy answered 410 is answered with that older body once, then the proxy
+ *   catches up (forwards again). Only a relist: a new informer's first list is a consistent read, which no apiserver
+ *   answers from the past; an informer that had a watch has seen newer and must not go back.
  * - **fail** chosen requests: 409, 410 (watches), 429 with Retry-After, 500/503, or a timeout (no answer until the
  *   client gives up).
  * - **refuse** connections for T ms: new connections are destroyed on accept and open ones (watches, keep-alive) are
@@ -178,7 +180,10 @@ export interface KubeFaultProxy {
   holdWatches(ms: number, resource?: string, forMs?: number): void
   /** Cuts the open watches of `resource` (all when omitted) and answers their next watch 410 Gone. */
   closeWatches(resource?: string): number
-  /** Arms the stale LIST for `resource`: its next LIST answers with the first LIST body the proxy kept. */
+  /**
+   * Arms the stale LIST for `resource`: the next watch of it that is answered 410 (after `closeWatches`) makes that
+   * informer's relist answer with the first LIST body the proxy kept for its path and selectors.
+   */
   staleList(resource: string): boolean
   fail(rule: FailRule): void
   refuseFor(ms: number): void
@@ -198,6 +203,8 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
   const failRules: FailRule[] = []
   const listCache = new Map<string, {resource: string; status: number; headers: http.IncomingHttpHeaders; body: Buffer}>()
   const armedStale = new Set<string>()
+  /** List keys whose next LIST gets the old body: their watch was just answered 410 (an informer relisting). */
+  const staleKeys = new Set<string>()
   const gone = new Set<string>()
   const openWatches = new Set<{resource: string; cut: () => void}>()
   const sockets = new Set<Socket>()
@@ -247,6 +254,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     forgetLists() {
       listCache.clear()
       armedStale.clear()
+      staleKeys.clear()
     },
     async close() {
       for (const socket of sockets) socket.destroy()
@@ -266,6 +274,8 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     }
     // A watch of a resource whose watches were closed: 410 Gone once, so the informer relists.
     if (classified.verb === 'watch' && gone.delete(classified.resource)) {
+      const key = listKey(request.url ?? '/')
+      if (key && armedStale.delete(classified.resource)) staleKeys.add(key)
       return answer(410, statusBody(410, 'too old resource version (fault proxy)'))
     }
     const failure = takeFailure(failRules, classified)
@@ -281,10 +291,10 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
       return answer(failure, statusBody(failure, `injected ${failure} (fault proxy)`), failure === 429 ? {'Retry-After': '1'} : {})
     }
     const key = classified.verb === 'list' ? listKey(request.url ?? '/') : undefined
-    if (key && armedStale.has(classified.resource)) {
+    if (key && staleKeys.has(key)) {
       const cached = listCache.get(key)
       if (cached) {
-        armedStale.delete(classified.resource)
+        staleKeys.delete(key)
         counts.staleLists++
         request.resume()
         entry.status = cached.status
