@@ -8,7 +8,8 @@ import {readFileSync} from 'node:fs'
 import path from 'node:path'
 import yaml from 'js-yaml'
 import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
-import {adminClient, ensureCrds} from '../cluster.js'
+import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
+import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
 import {pointResource, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
 import {diffStates, runCase, type CaseResult, type Fault, type StormInjection} from './runner.js'
@@ -16,7 +17,10 @@ import {workloads, type Workload} from './workloads.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
 
-/** The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`). */
+/**
+ * The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`);
+ * then waits until the garbage collector collects polycrate.io CRs by their ownerReferences.
+ */
 export async function installCampaignCrds(): Promise<void> {
   await ensureCrds()
   const client = adminClient()
@@ -26,9 +30,34 @@ export async function installCampaignCrds(): Promise<void> {
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)
     }
+    await waitForGarbageCollector(client)
   } finally {
     client.close()
   }
+}
+
+/**
+ * The garbage collector watches a new CRD's objects only after its next discovery pass (every 30 s): until then an
+ * Endpoint CR owned by a deleted Ingress stays, afterwards it goes. A reference taken before would hold what no later
+ * run does. So: an Endpoint CR owned by a ConfigMap, the ConfigMap deleted, and wait (at most 90 s) until it is collected.
+ */
+async function waitForGarbageCollector(client: KubeClient): Promise<void> {
+  const namespace = await freshNamespace(client, 'chaos-gc')
+  const configMaps: ResourceRef = {group: '', version: 'v1', plural: 'configmaps', namespace}
+  const endpoints: ResourceRef = {group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace}
+  const owner = await client.create<KubeObject>(configMaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'owner', namespace}})
+  await client.create(endpoints, {
+    apiVersion: 'polycrate.io/v1alpha1', kind: 'Endpoint',
+    metadata: {name: 'owned', namespace, ownerReferences: [{apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid}]},
+    spec: {displayName: 'gc.example.com', remoteAddress: 'gc.example.com', remotePort: 443, kind: 'http'},
+  })
+  await client.delete({...configMaps, name: 'owner'})
+  const deadline = Date.now() + 90_000
+  while (await client.getOrUndefined({...endpoints, name: 'owned'})) {
+    if (Date.now() > deadline) throw new Error('the garbage collector did not collect an Endpoint CR whose owner was deleted within 90 s')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  await client.delete({group: '', version: 'v1', plural: 'namespaces', name: namespace}).catch(() => {})
 }
 
 export interface Violation {

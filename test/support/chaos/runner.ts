@@ -9,7 +9,7 @@
  * 60 s of its last fault (liveness). Safety, checked on every snapshot and at the end: no two live API objects with
  * one natural key; no API DELETE of an object the reference run never deleted (its source still exists); no source
  * left terminating (a finalizer of ours kept on a deleted source); the operator never exits unless the campaign
- * killed it.
+ * killed it or it lost its lease; in a leader handover (two replicas), never two leaders writing (`twoLeaders`).
  */
 import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
@@ -22,7 +22,7 @@ import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
-import {isWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
+import {isWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy, type Verb} from './kube-proxy.js'
 import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
@@ -176,11 +176,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   /** The API writes of each replica (told apart by the process that owns the connection). */
   const apiWrites: LabelledWrite[] = []
   /** The successful writes of every replica, but the lease and Events (a candidate writes those as it campaigns). */
-  const leaderWrites = (): LabelledWrite[] => instances.length === 0 ? [] : [...apiWrites, ...[proxy!, ...(standbyProxy ? [standbyProxy] : [])].flatMap((via) => via.log
-    .filter((e) => isWrite(e.verb) && e.status > 0 && e.status < 400 && !/leases|events/.test(e.resource))
+  const proxies = () => [proxy!, ...(standbyProxy ? [standbyProxy] : [])]
+  const leaderWrites = (): LabelledWrite[] => instances.length === 0 ? [] : [...apiWrites, ...proxies().flatMap((via) => via.log
+    .filter((e) => wrote(e) && !/leases|events/.test(e.resource))
     .map((e) => ({at: e.at, instance: instanceAt(instances, via, e.at), what: `${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`})))]
-  const leaseTakenOver = () => partitionedAt > 0 && [proxy!, ...(standbyProxy ? [standbyProxy] : [])].some((via) => via.log
-    .some((e) => e.resource === 'coordination.k8s.io/leases' && isWrite(e.verb) && e.status > 0 && e.status < 400 && e.at > partitionedAt && instanceAt(instances, via, e.at) !== 'a0'))
+  const leaseTakenOver = () => partitionedAt > 0 && proxies().some((via) => via.log
+    .some((e) => e.resource === 'coordination.k8s.io/leases' && wrote(e) && e.at > partitionedAt && instanceAt(instances, via, e.at) !== 'a0'))
   const handedOver = () => partitionedAt > 0 && leaderWrites().some((w) => w.at > partitionedAt && w.instance !== 'a0')
   try {
     const prefix = `x${randomBytes(3).toString('hex')}`
@@ -253,7 +254,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (fault.kind === 'handover') {
       // The first replica leads (its lease write went through), then the second starts as its standby.
       const deadline = Date.now() + 30_000
-      while (!proxy.log.some((e) => e.resource === 'coordination.k8s.io/leases' && isWrite(e.verb) && e.status > 0 && e.status < 400)) {
+      while (!proxy.log.some((e) => e.resource === 'coordination.k8s.io/leases' && wrote(e))) {
         if (Date.now() > deadline) throw new Error(`the first replica did not take the lease within 30 s:\n${operator!.rawOutput().slice(-2000)}`)
         await sleep(100)
       }
@@ -476,7 +477,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     const gone = Date.now() + 60_000
     while (Date.now() < gone && await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: namespace})) await sleep(500)
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
-    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nproxy log: ${JSON.stringify(proxy.log.slice(0, 40))}`)
+    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
     return {
       state, writePoints: [...proxy.writes.points], crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
@@ -494,6 +495,9 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     await rm(dir, {recursive: true, force: true})
   }
 }
+
+/** A write the apiserver answered with success. */
+const wrote = (entry: {verb: Verb; status: number}): boolean => isWrite(entry.verb) && entry.status > 0 && entry.status < 400
 
 interface Instance {
   proxy: KubeFaultProxy

@@ -7,6 +7,7 @@ import {readFile} from 'node:fs/promises'
 import path from 'node:path'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {KubeApiError} from '../../../src/kube/client.js'
+import {finalizers} from '../../../src/operator/conventions.js'
 import {S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {controlPlane} from '../cluster.js'
 
@@ -312,7 +313,11 @@ const certificateWorkload: Workload = {
 
 /**
  * The operator's own transition: endpoint discovery switched off and on again while a user deletes an Ingress it
- * holds a finalizer on (the delete must not wait for discovery to come back) and creates another.
+ * held a finalizer on (the delete must not wait for discovery to come back) and creates another. The delete waits for
+ * the positive signal that discovery stopped — it released its finalizers (at most 60 s; a finalizer never released
+ * shows in the oracle as a source left terminating) — so that the end state does not depend on whether discovery
+ * still saw the delete: it did not, and the Endpoint CR of the deleted Ingress is an orphan (kept until
+ * `cleanup.stale_threshold_minutes`).
  */
 const endpointToggleWorkload: Workload = {
   name: 'endpoint-toggle',
@@ -328,6 +333,9 @@ const endpointToggleWorkload: Workload = {
       await client.mergePatch(operatorConfig(operatorNamespace), {spec: {endpoint_discovery: {enabled: false}}})
     },
     async ({client, namespace, prefix}) => {
+      const held = async () => (await client.request<{items: KubeObject[]}>({path: `/apis/networking.k8s.io/v1/namespaces/${namespace}/ingresses`})).items
+        .some((item) => (item.metadata?.finalizers as string[] | undefined)?.includes(finalizers.ingressDiscovery))
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline && await held();) await new Promise((resolve) => setTimeout(resolve, 250))
       await client.delete(ingresses(namespace, 'a'))
       await client.create(ingresses(namespace), ingress(namespace, 'c', [`${prefix}-c.example.com`]))
     },
@@ -346,7 +354,7 @@ const decoded = (data: Record<string, string> | undefined) => Object.fromEntries
  */
 async function s3Secrets({client, namespace}: WorkloadContext, api: ApiView): Promise<Observed[]> {
   const items = (await client.request<{items: Array<KubeObject & {data?: Record<string, string>; type?: string}>}>({path: `/api/v1/namespaces/${namespace}/secrets`})).items
-  // The campaign's control plane runs no garbage collector: a Secret whose S3Bucket is gone counts as collected.
+  // A Secret whose S3Bucket is gone counts as collected, whether or not the garbage collector got to it yet.
   const owners = new Set((await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${namespace}/s3buckets`})).items.map((bucket) => bucket.metadata?.uid))
   const collected = (secret: KubeObject) => (secret.metadata?.ownerReferences as Array<{uid?: string}> | undefined)?.some((ref) => !owners.has(ref.uid))
   return items.filter((secret) => /^s3-.*-credentials$/.test(secret.metadata?.name ?? '') && !collected(secret)).map((secret) => {
