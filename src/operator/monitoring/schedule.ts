@@ -32,10 +32,14 @@ export interface Schedulable {
 
 interface Entry<T extends Schedulable> {
   plan: T
-  /** A digest of the plan's JSON: what tells an unchanged plan (a digest, not the JSON, to keep 28 bytes an endpoint). */
-  key: string
+  /** The endpoint's place in its interval (phaseOffset), computed once rather than hashed again at every check. */
+  offset: number
   due: number
   timer?: unknown
+  /** The grid point of the check waiting in the queue, if one does (so a second one is skipped without a search). */
+  queuedDue?: number
+  /** Fires this entry: one closure per endpoint, not one per check. */
+  fire: () => void
 }
 
 export interface SchedulerOptions<T extends Schedulable> {
@@ -52,7 +56,7 @@ export interface SchedulerOptions<T extends Schedulable> {
 export class CheckScheduler<T extends Schedulable> {
   private readonly timers: Timers
   private readonly entries = new Map<string, Entry<T>>()
-  private readonly queue: Array<{entry: Entry<T>; due: number}> = []
+  private readonly queue: Array<Entry<T>> = []
   /** Endpoint ids whose check runs now (kept across a plan change, so a changed endpoint is not checked twice at once). */
   private readonly inFlight = new Set<string>()
   private stopped = false
@@ -79,19 +83,18 @@ export class CheckScheduler<T extends Schedulable> {
       this.entries.delete(id)
     }
     for (const plan of wanted.values()) {
-      const key = createHash('sha1').update(JSON.stringify(plan)).digest('base64')
       const entry = this.entries.get(plan.endpointId)
       // Unchanged or only its settings changed: the timer stays; the entry takes the new plan object, so the agent's
       // current plans and the scheduler's are one copy, not two.
       if (entry && entry.plan.intervalMs === plan.intervalMs) {
         entry.plan = plan
-        entry.key = key
         continue
       }
       if (entry) this.timers.clearTimeout(entry.timer)
-      const fresh: Entry<T> = {plan, key, due: 0}
+      const offset = phaseOffset(plan.endpointId, plan.intervalMs)
+      const fresh: Entry<T> = {plan, offset, due: 0, fire: () => this.fire(fresh)}
       this.entries.set(plan.endpointId, fresh)
-      this.arm(fresh, nextDue(this.timers.now(), plan.intervalMs, phaseOffset(plan.endpointId, plan.intervalMs)))
+      this.arm(fresh, nextDue(this.timers.now(), plan.intervalMs, offset))
     }
   }
 
@@ -110,7 +113,7 @@ export class CheckScheduler<T extends Schedulable> {
 
   private arm(entry: Entry<T>, due: number): void {
     entry.due = due
-    entry.timer = this.timers.setTimeout(() => this.fire(entry), Math.max(0, due - this.timers.now()))
+    entry.timer = this.timers.setTimeout(entry.fire, Math.max(0, due - this.timers.now()))
   }
 
   private fire(entry: Entry<T>): void {
@@ -119,21 +122,24 @@ export class CheckScheduler<T extends Schedulable> {
     const {intervalMs, endpointId} = entry.plan
     // After a stall (a blocked event loop, a clock step) grid points that already passed are skipped, not made up
     // in a burst: the next check is the next grid point after now.
-    const next = Math.max(due + intervalMs, nextDue(this.timers.now() + 1, intervalMs, phaseOffset(endpointId, intervalMs)))
+    const next = Math.max(due + intervalMs, nextDue(this.timers.now() + 1, intervalMs, entry.offset))
     const missed = Math.round((next - due) / intervalMs) - 1
     for (let i = 0; i < missed; i++) this.options.onSkip?.(entry.plan)
     this.arm(entry, next)
-    if (this.inFlight.has(entry.plan.endpointId) || this.queue.some((item) => item.entry === entry)) {
+    if (this.inFlight.has(endpointId) || entry.queuedDue !== undefined) {
       this.options.onSkip?.(entry.plan)
       return
     }
-    this.queue.push({entry, due})
+    entry.queuedDue = due
+    this.queue.push(entry)
     this.pump()
   }
 
   private pump(): void {
     while (!this.stopped && this.inFlight.size < this.options.concurrency && this.queue.length > 0) {
-      const {entry, due} = this.queue.shift()!
+      const entry = this.queue.shift()!
+      const due = entry.queuedDue!
+      entry.queuedDue = undefined
       const id = entry.plan.endpointId
       if (this.entries.get(id) !== entry) continue
       this.inFlight.add(id)
