@@ -167,11 +167,16 @@ export class CheckScheduler<T extends Schedulable> {
   /** Fires every entry that is due (each sets its next grid point), then sets the timer for the earliest left. */
   private onTimer(): void {
     this.timer = undefined
-    this.timerDue = Infinity
-    const now = this.timers.now()
-    while (!this.stopped && this.heap.length > 0 && this.heap[0]!.due <= now) this.fire(heapPop(this.heap)!)
-    const earliest = this.heap[0]
-    if (!this.stopped && earliest && earliest.due < this.timerDue) this.setTimer(earliest.due)
+    // While the due entries fire, arm() sets no timer: one is set for the earliest entry afterwards.
+    this.timerDue = -Infinity
+    try {
+      const now = this.timers.now()
+      while (!this.stopped && this.heap.length > 0 && this.heap[0]!.due <= now) this.fire(heapPop(this.heap)!)
+    } finally {
+      this.timerDue = Infinity
+      const earliest = this.heap[0]
+      if (!this.stopped && earliest) this.setTimer(earliest.due)
+    }
   }
 
   private fire(entry: Entry<T>): void {
