@@ -8,11 +8,15 @@
  * to the operator's agent, waits until the agent checks all of them, then measures over `--window` s: checks per
  * second (polycrate_agent_checks_total), the scheduling delay distribution (polycrate_agent_schedule_delay_seconds:
  * how late checks start against their grid point; p99 from the histogram buckets), skipped rounds, operator CPU and
- * RSS, and the V8 heap after a forced GC at the end of each window (bench/heap-probe.cjs). The steps stop once p99
- * exceeds 1 s. The API simulator and the target share the machine with the operator. `--heap-snapshot` writes a V8
- * heap snapshot of the operator after the last step to bench/results/ (open it in Chrome DevTools).
+ * RSS (at the window's end, and mean and max of readings once a second through it), and the V8 heap after a forced
+ * GC at the end of each window (bench/heap-probe.cjs). The steps stop once p99 exceeds 1 s. The API simulator and the
+ * target share the machine with the operator. `--heap-snapshot` writes a V8 heap snapshot of the operator after the
+ * last step to bench/results/ (open it in Chrome DevTools). `--bin DIR/bin/run.js` runs another build's operator (a
+ * copy of an earlier build), so two builds can be compared in one time window. `--memory-limit 1024` sizes the
+ * operator's V8 heap as Node does in a container with a 1Gi limit (the Deployment's default); without it V8 is sized
+ * for this machine's memory.
  */
-import {mkdir, writeFile} from 'node:fs/promises'
+import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import {parseArgs} from 'node:util'
@@ -38,12 +42,35 @@ const {values: flags} = parseArgs({
     'heap-snapshot': {type: 'boolean', default: false},
     /** Extra V8/Node flags for the operator (e.g. `--max-semi-space-size=1`), to compare memory settings. */
     'node-options': {type: 'string', default: ''},
+    /**
+     * Size V8 as Node does in a container with this memory limit (MiB), e.g. 1024 for the Deployment's default 1Gi:
+     * this machine has no cgroup limit, so without it V8 is sized for the host (see v8SizingFor).
+     */
+    'memory-limit': {type: 'string'},
+    /** Another build's bin/run.js (a copy of an earlier build), to compare A/B in the same time window. */
+    bin: {type: 'string'},
+    /** Writes the operator's output (its log lines and anything else it prints) to this file at the end. */
+    'operator-log': {type: 'string'},
   },
 })
 const intervalSeconds = Number(flags.interval)
 const steps = flags.steps.split(',').map(Number)
 const windowSeconds = Number(flags.window)
 const concurrency = Number(flags.concurrency)
+
+/**
+ * The V8 flags equal to what Node 20 picks in a cgroup with `limitMiB` of memory: Node passes the cgroup limit to
+ * V8's ResourceConstraints::ConfigureDefaults, which gives the old generation half of it (at least 256 MiB, at most
+ * 4 GiB) and a semi-space of old/256 (old ≤ 256 MiB) or old/128, within 1–16 MiB (V8 11.3, 64-bit, no pointer
+ * compression; in a 512 MiB cgroup heap_size_limit is 259 MiB, as docs/memory.md records). The flags set only these
+ * two sizes; V8 derives the rest from them as it does from the cgroup's, among it how far the old generation may grow
+ * past what survived the last full GC (up to ×4 with this machine's 4 GiB old generation, ×1.4 with 512 MiB).
+ */
+function v8SizingFor(limitMiB: number): string {
+  const old = Math.min(4096, Math.max(256, Math.floor(limitMiB / 2)))
+  const semi = Math.min(16, Math.max(1, Math.floor(old / (old <= 256 ? 256 : 128))))
+  return `--max-old-space-size=${old} --max-semi-space-size=${semi}`
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const progress = (line: string) => process.stderr.write(`[bench:monitoring] ${line}\n`)
@@ -79,6 +106,12 @@ async function sample(operator: OperatorProcess): Promise<Sample> {
   }
 }
 
+/** The operator's resident set now (VmRSS), read from /proc: sampling it does not load the operator as /metrics does. */
+async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) * 1024
+}
+
 /** The smallest bucket bound under which `q` of the window's observations fall (an upper bound of the quantile). */
 function quantileBound(before: Sample, after: Sample, q: number): number {
   const total = after.delayCount - before.delayCount
@@ -89,7 +122,7 @@ function quantileBound(before: Sample, after: Sample, q: number): number {
   return Infinity
 }
 
-progress(`steps ${steps.join(', ')} endpoints at ${intervalSeconds} s, window ${windowSeconds} s, max_concurrent_checks ${concurrency}; cpus ${os.cpus().length}`)
+progress(`steps ${steps.join(', ')} endpoints at ${intervalSeconds} s, window ${windowSeconds} s, max_concurrent_checks ${concurrency}; cpus ${os.cpus().length}${flags['memory-limit'] ? `; V8 sized for a ${flags['memory-limit']} MiB container: ${v8SizingFor(Number(flags['memory-limit']))}` : ''}`)
 const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
 const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 const sim = await ApiSimulator.start()
@@ -104,7 +137,12 @@ try {
   }).then(async (wired) => {
     operator = await startOperator({
       kubeconfig: controlPlane.kubeconfigPath, namespace: wired.namespace, logLevel: 'warn',
-      env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')} ${flags['node-options']}`.trim()},
+      env: {NODE_OPTIONS: [
+        `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`,
+        flags['memory-limit'] ? v8SizingFor(Number(flags['memory-limit'])) : '',
+        flags['node-options'],
+      ].join(' ').trim()},
+      ...(flags.bin ? {bin: path.resolve(flags.bin)} : {}),
       nodeArgs: flags['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR1', `--diagnostic-dir=${path.join(import.meta.dirname, 'results')}`] : [],
     })
     return wired
@@ -129,7 +167,12 @@ try {
     }
     await sleep(intervalSeconds * 1000 + 2000)
     const before = await sample(running)
-    await sleep(windowSeconds * 1000)
+    // RSS once a second through the window: a single reading at its end moves with the GC cycle.
+    const rssSamples: number[] = []
+    for (const end = before.at + windowSeconds * 1000; Date.now() < end;) {
+      await sleep(Math.min(1000, end - Date.now()))
+      rssSamples.push(await residentBytes(running.pid))
+    }
     const after = await sample(running)
     const heap = await heapProbe(running)
     const seconds = (after.at - before.at) / 1000
@@ -143,6 +186,8 @@ try {
       'p99 delay ≤ s': quantileBound(before, after, 0.99),
       'CPU % of a core': Math.round((100 * (after.cpu - before.cpu)) / seconds),
       'RSS MiB': Math.round(after.rss / 1024 / 1024),
+      'RSS mean MiB': Math.round(rssSamples.reduce((a, b) => a + b, 0) / rssSamples.length / 1024 / 1024),
+      'RSS max MiB': Math.round(Math.max(...rssSamples) / 1024 / 1024),
       'heap after GC MiB': Math.round(heap.heapUsed / 1024 / 1024),
       'RSS after GC MiB': Math.round(heap.rss / 1024 / 1024),
       'heap total MiB': Math.round(heap.heapTotal / 1024 / 1024),
@@ -162,6 +207,7 @@ try {
   }
 } finally {
   await operator?.stop('SIGTERM').catch(() => {})
+  if (flags['operator-log'] && operator) await writeFile(flags['operator-log'], operator.rawOutput())
   client.close()
   await sim.close()
   await target.close()

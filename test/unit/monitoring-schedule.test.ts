@@ -164,6 +164,36 @@ describe('monitoring schedule: CheckScheduler on a fake clock', () => {
     assert.ok(xTimes().length >= 4, 'x now every 2 s')
     scheduler.stop()
   })
+
+  it('one timer serves all endpoints: never more than one pending, whatever their number; none after stop', async () => {
+    const timers = new FakeTimers()
+    const pending = new Set<unknown>()
+    const counted = {
+      now: () => timers.now(),
+      setTimeout: (callback: () => void, ms: number) => {
+        const handle: unknown = timers.setTimeout(() => {
+          pending.delete(handle)
+          callback()
+        }, ms)
+        pending.add(handle)
+        return handle
+      },
+      clearTimeout: (handle: unknown) => {
+        pending.delete(handle)
+        timers.clearTimeout(handle)
+      },
+    }
+    let runs = 0
+    let most = 0
+    const scheduler = new CheckScheduler<Schedulable>({timers: counted, concurrency: 100, run: async () => { runs++; most = Math.max(most, pending.size) }})
+    scheduler.update(plans(1000, 10_000))
+    assert.equal(pending.size, 1)
+    await timers.advance(20_000 - 1)
+    assert.equal(runs, 2000, 'each endpoint twice in 20 s')
+    assert.ok(most <= 1 && pending.size === 1, `${most} timers pending at most, ${pending.size} now`)
+    scheduler.stop()
+    assert.equal(pending.size, 0)
+  })
 })
 
 describe('monitoring ResultBuffer', () => {

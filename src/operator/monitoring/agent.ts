@@ -4,6 +4,7 @@
  * the results in a bounded buffer and reports them in health reports (`check_results`), and exposes probe_*
  * metrics. The feature (monitoring-feature.ts) gives it the API client, its id and a place for its status.
  */
+import {isDeepStrictEqual} from 'node:util'
 import {z} from 'zod'
 import {ApiNotFoundError, type CheckResultInput, type PolycrateApiClient} from '../../api/index.js'
 import type {Logger} from '../../lib/logger.js'
@@ -226,7 +227,11 @@ export class MonitoringAgent {
         this.options.logger.warn('skipping an assigned endpoint the agent cannot read', {id: (item as {id?: unknown})?.id})
         continue
       }
-      plans.set(parsed.data.id, checkPlan(parsed.data, this.options.config))
+      const plan = checkPlan(parsed.data, this.options.config)
+      // An unchanged plan keeps its object: every fetch would otherwise replace each endpoint's plan with an equal
+      // copy, one more long-lived object per endpoint and interval for the GC to promote and collect.
+      const known = this.plans.get(plan.endpointId)
+      plans.set(plan.endpointId, known && isDeepStrictEqual(known, plan) ? known : plan)
     }
     this.plans = plans
     for (const id of [...this.state.keys()]) if (!plans.has(id)) this.state.delete(id)

@@ -19,7 +19,7 @@ export interface ProbeOptions {
   now?: () => number
 }
 
-/** Body bytes kept for the expected-body match; the size counts every byte. */
+/** Body bytes kept for the expected-body match (none without one); the size counts every byte. */
 const BODY_LIMIT = 1024 * 1024
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -142,9 +142,11 @@ function requestHop(url: URL, plan: HttpPlan, method: string, signal: AbortSigna
         let size = 0
         const chunks: Buffer[] = []
         let kept = 0
+        // Without an expected body nothing is matched: the chunks are only counted, not held until the end.
+        const keep = plan.expectedBody !== undefined
         res.on('data', (chunk: Buffer) => {
           size += chunk.length
-          if (kept < BODY_LIMIT) {
+          if (keep && kept < BODY_LIMIT) {
             chunks.push(chunk)
             kept += chunk.length
           }
