@@ -12,9 +12,10 @@
  * GC at the end of each window (bench/heap-probe.cjs). The steps stop once p99 exceeds 1 s. The API simulator and the
  * target share the machine with the operator. `--heap-snapshot` writes a V8 heap snapshot of the operator after the
  * last step to bench/results/ (open it in Chrome DevTools). `--bin DIR/bin/run.js` runs another build's operator (a
- * copy of an earlier build), so two builds can be compared in one time window. `--memory-limit 1024` sizes the
- * operator's V8 heap as Node does in a container with a 1Gi limit (the Deployment's default); without it V8 is sized
- * for this machine's memory.
+ * copy of an earlier build), so two builds can be compared in one time window. `--memory-limit 1024` runs the
+ * operator in a memory cgroup with a 1Gi limit (the Deployment's default), as a container runs: Node sizes V8 from the
+ * limit, and the cgroup's working set is reported beside RSS. Without root (no cgroup can be made) it passes the V8
+ * sizing Node would pick under that limit instead. Without the flag V8 is sized for this machine's memory.
  */
 import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
@@ -27,6 +28,7 @@ import {FIELD_MANAGER} from '../src/operator/conventions.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {operatorNamespaceFor} from '../test/support/api-setup.js'
 import {startControlPlane} from '../test/support/control-plane.js'
+import {createMemoryCgroup, type MemoryCgroup} from '../test/support/memory-cgroup.js'
 import {startHttpTarget} from '../test/support/monitoring-targets.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText, type MetricFamily} from '../test/support/prom-text.js'
@@ -122,13 +124,16 @@ function quantileBound(before: Sample, after: Sample, q: number): number {
   return Infinity
 }
 
-progress(`steps ${steps.join(', ')} endpoints at ${intervalSeconds} s, window ${windowSeconds} s, max_concurrent_checks ${concurrency}; cpus ${os.cpus().length}${flags['memory-limit'] ? `; V8 sized for a ${flags['memory-limit']} MiB container: ${v8SizingFor(Number(flags['memory-limit']))}` : ''}`)
+progress(`steps ${steps.join(', ')} endpoints at ${intervalSeconds} s, window ${windowSeconds} s, max_concurrent_checks ${concurrency}; cpus ${os.cpus().length}`)
 const controlPlane = await startControlPlane({log: (line) => progress(`[control plane] ${line}`)})
 const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath}), {fieldManager: FIELD_MANAGER})
 const sim = await ApiSimulator.start()
 const target = await startHttpTarget()
 let operator: OperatorProcess | undefined
 const rows: Array<Record<string, number | string>> = []
+const limitMiB = flags['memory-limit'] ? Number(flags['memory-limit']) : undefined
+const cgroup: MemoryCgroup | undefined = limitMiB ? await createMemoryCgroup(`bench-monitoring-${process.pid}`, limitMiB * 1024 * 1024) : undefined
+if (limitMiB) progress(cgroup ? `the operator runs in the memory cgroup ${cgroup.dir} (limit ${limitMiB} MiB)` : `no memory cgroup could be made (not root?): V8 sized as under ${limitMiB} MiB instead: ${v8SizingFor(limitMiB)}`)
 try {
   await ensureCrdsWith(client)
   const {workspaceId} = await operatorNamespaceFor(client, sim, {
@@ -139,10 +144,11 @@ try {
       kubeconfig: controlPlane.kubeconfigPath, namespace: wired.namespace, logLevel: 'warn',
       env: {NODE_OPTIONS: [
         `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`,
-        flags['memory-limit'] ? v8SizingFor(Number(flags['memory-limit'])) : '',
+        limitMiB && !cgroup ? v8SizingFor(limitMiB) : '',
         flags['node-options'],
       ].join(' ').trim()},
       ...(flags.bin ? {bin: path.resolve(flags.bin)} : {}),
+      ...(cgroup ? {wrap: cgroup.wrap} : {}),
       nodeArgs: flags['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR1', `--diagnostic-dir=${path.join(import.meta.dirname, 'results')}`] : [],
     })
     return wired
@@ -169,9 +175,11 @@ try {
     const before = await sample(running)
     // RSS once a second through the window: a single reading at its end moves with the GC cycle.
     const rssSamples: number[] = []
+    const workingSetSamples: number[] = []
     for (const end = before.at + windowSeconds * 1000; Date.now() < end;) {
       await sleep(Math.min(1000, end - Date.now()))
       rssSamples.push(await residentBytes(running.pid))
+      if (cgroup) workingSetSamples.push(await cgroup.workingSetBytes())
     }
     const after = await sample(running)
     const heap = await heapProbe(running)
@@ -188,6 +196,10 @@ try {
       'RSS MiB': Math.round(after.rss / 1024 / 1024),
       'RSS mean MiB': Math.round(rssSamples.reduce((a, b) => a + b, 0) / rssSamples.length / 1024 / 1024),
       'RSS max MiB': Math.round(Math.max(...rssSamples) / 1024 / 1024),
+      ...(cgroup ? {
+        'cgroup working set mean MiB': Math.round(workingSetSamples.reduce((a, b) => a + b, 0) / workingSetSamples.length / 1024 / 1024),
+        'cgroup working set max MiB': Math.round(Math.max(...workingSetSamples) / 1024 / 1024),
+      } : {}),
       'heap after GC MiB': Math.round(heap.heapUsed / 1024 / 1024),
       'RSS after GC MiB': Math.round(heap.rss / 1024 / 1024),
       'heap total MiB': Math.round(heap.heapTotal / 1024 / 1024),
@@ -212,6 +224,7 @@ try {
   await sim.close()
   await target.close()
   await controlPlane.stop()
+  await cgroup?.remove()
 }
 
 const table = new Table({head: Object.keys(rows[0] ?? {endpoints: ''})})

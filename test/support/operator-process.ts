@@ -22,9 +22,12 @@ export interface OperatorProcess {
 }
 
 /** `bin`: another build's bin/run.js (benchmarks compare against an earlier commit); default this tree's. */
-export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; bin?: string}): Promise<OperatorProcess> {
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; bin?: string; wrap?: string[]}): Promise<OperatorProcess> {
   const [metricsPort, probePort] = [await freePort(), await freePort()]
-  const child = spawn(process.execPath, [
+  // `wrap`: a command prefix that execs node in the same process (e.g. into a memory cgroup first).
+  const [command, ...prefix] = [...(options.wrap ?? []), process.execPath]
+  const child = spawn(command!, [
+    ...prefix,
     ...(options.nodeArgs ?? []),
     options.bin ?? path.join(root, 'bin/run.js'), 'operator', 'run',
     '--kubeconfig', options.kubeconfig,
