@@ -4,7 +4,9 @@
  *
  *   npm run bench [-- --sizes 1000,5000 --namespaces 1 --idle-minutes 5 --samples 50 --concurrency 16]
  *   (`--ingresses N` is `--sizes N`; `--cpu-prof` writes the operator's CPU profile to bench/results/profiles/;
- *   `--root DIR` runs another build's operator, e.g. a worktree of an earlier commit, for a before/after comparison)
+ *   `--root DIR` runs another build's operator, e.g. a worktree of an earlier commit, for a before/after comparison;
+ *   `--memory-limit 1024` runs the operator in a memory cgroup with that limit, as the Deployment's container, and
+ *   reports the cgroup's working set beside RSS — root only)
  *
  * Each size N runs in the same process, on the same control plane and against the same operator, one after the
  * other, so the cost per endpoint at two sizes sits side by side in one table (linearity at a glance):
@@ -32,6 +34,7 @@ import {loadKubeConfig} from '../src/kube/kubeconfig.js'
 import {ApiSimulator, type RequestLogEntry} from '../test/support/api-simulator/index.js'
 import {operatorNamespaceFor} from '../test/support/api-setup.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
+import {createMemoryCgroup} from '../test/support/memory-cgroup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
@@ -52,6 +55,9 @@ const {values: flags} = parseArgs({
     'cpu-prof': {type: 'boolean', default: false},
     // Another build to measure (a worktree of an earlier commit with `npm run build` done): its bin/run.js runs.
     root: {type: 'string'},
+    // Run the operator in a memory cgroup with this limit in MiB (root; e.g. 1024, the Deployment's): Node sizes V8
+    // from it as in a container, and the cgroup's working set is reported beside RSS.
+    'memory-limit': {type: 'string'},
   },
   strict: true,
 })
@@ -72,6 +78,12 @@ if (flags.ingresses !== undefined && flags.sizes !== undefined) {
 const sizes = (flags.sizes ?? flags.ingresses ?? '1000').split(',').map((text) => positive('sizes', text.trim(), true))
 const K = positive('namespaces', flags.namespaces, true)
 const idleMinutes = positive('idle-minutes', flags['idle-minutes'], false)
+const memoryLimitMiB = flags['memory-limit'] === undefined ? undefined : positive('memory-limit', flags['memory-limit'], true)
+const cgroup = memoryLimitMiB ? await createMemoryCgroup(`bench-endpoints-${process.pid}`, memoryLimitMiB * 1024 * 1024) : undefined
+if (memoryLimitMiB && !cgroup) {
+  console.error('--memory-limit needs root and a cgroup hierarchy (v2, or v1 with the memory controller)')
+  process.exit(2)
+}
 const samples = positive('samples', flags.samples, true)
 const concurrency = positive('concurrency', flags.concurrency, true)
 
@@ -316,6 +328,7 @@ try {
     }
     operatorStart = performance.now()
     const started = await startOperator({
+      ...(cgroup ? {wrap: cgroup.wrap} : {}),
       kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn',
       bin: path.join(operatorRoot, 'bin', 'run.js'),
       env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
@@ -430,6 +443,7 @@ try {
     // Memory: the V8 heap after a forced GC and RSS, per object cached (N Ingresses + 2N Endpoint CRs).
     await sleep(2000)
     const memoryAfter = await heapProbe(op)
+    const cgroupAfter = await cgroup?.workingSetBytes()
     const objects = 3 * N
     progress(`P1(${N}): complete after ${round(p1Ms / 1000, 2)} s (ratio to B ${round(p1Ms / baseline.ms, 2)}); kube ${formatCounts(kubeP1)}; API ${formatCounts(apiP1ByMethod)}`)
 
@@ -509,6 +523,7 @@ try {
       memory: {
         objectsCached: objects,
         rssMiBBefore: MiB(memoryBefore.rss), rssMiBAfter: MiB(memoryAfter.rss),
+        ...(cgroupAfter === undefined ? {} : {cgroupWorkingSetMiBAfter: MiB(cgroupAfter)}),
         heapAfterGcMiBBefore: MiB(memoryBefore.heapUsed), heapAfterGcMiBAfter: MiB(memoryAfter.heapUsed),
         heapTotalMiBBefore: MiB(memoryBefore.heapTotal), heapTotalMiBAfter: MiB(memoryAfter.heapTotal),
         externalMiBBefore: MiB(memoryBefore.external), externalMiBAfter: MiB(memoryAfter.external),
@@ -544,6 +559,7 @@ try {
   const apiGetsP3 = simP3.filter((r) => r.method === 'GET')
   const kubeWritesP3 = notGet(kubeP3)
   const memoryEnd = await heapProbe(op)
+  const cgroupEnd = await cgroup?.workingSetBytes()
   progress(`P3: kube ${formatCounts(kubeP3)}; API writes ${apiWritesP3.length}, API GETs ${apiGetsP3.length}`)
 
   // ---- Report.
@@ -564,6 +580,7 @@ try {
       kubeGetsPerMinute: round((kubeP3.GET ?? 0) / p3Minutes),
       apiGetsPerMinute: round(apiGetsP3.length / p3Minutes),
       rssMiBAtEnd: MiB(memoryEnd.rss),
+      ...(cgroupEnd === undefined ? {} : {cgroupWorkingSetMiBAtEnd: MiB(cgroupEnd)}),
       heapAfterGcMiBAtEnd: MiB(memoryEnd.heapUsed),
       heapTotalMiBAtEnd: MiB(memoryEnd.heapTotal),
       externalMiBAtEnd: MiB(memoryEnd.external),
@@ -580,13 +597,13 @@ try {
   row('P1 API calls / endpoint', (r) => `${r.p1.apiCallsPerEndpoint} (${formatCounts(r.p1.apiRequestsByMethod)})`)
   row('P1 CPU s operator', (r) => `${r.p1.cpuSeconds.operator} (${r.p1.operatorCpuMsPerEndpoint} ms / endpoint)`)
   row('P1 CPU s apiserver / etcd / KCM / bench', (r) => `${r.p1.cpuSeconds.apiserver} (${r.p1.apiserverCpuMsPerEndpoint} ms / endpoint) / ${r.p1.cpuSeconds.etcd} / ${r.p1.cpuSeconds.controllerManager} / ${r.p1.cpuSeconds.bench}`)
-  row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)`)
+  row('RSS before → after P1', (r) => `${r.memory.rssMiBBefore} → ${r.memory.rssMiBAfter} MiB (${r.memory.rssKiBPerObject} KiB / object)${'cgroupWorkingSetMiBAfter' in r.memory ? `; cgroup working set ${r.memory.cgroupWorkingSetMiBAfter} MiB` : ''}`)
   row('V8 heap total / external after', (r) => `${r.memory.heapTotalMiBAfter} / ${r.memory.externalMiBAfter} MiB`)
   row('heap after GC before → after', (r) => `${r.memory.heapAfterGcMiBBefore} → ${r.memory.heapAfterGcMiBAfter} MiB (${r.memory.heapKiBPerObject} KiB / object)`)
   row('P1 duplicates / lost', (r) => `${r.p1.duplicateApiEndpoints} / ${r.p1.hostsWithoutApiEndpoint}`)
   row('P2 p50 / p99 (both hosts)', (r) => `${r.p2.bothHostsMs.p50} / ${r.p2.bothHostsMs.p99} ms (${r.p2.completed}/${r.p2.samples}, ${r.p2.timeouts} timed out)`)
   console.log(table.toString())
-  console.log(`operator ready after ${round(operatorReadyMs)} ms; P3 (${round(p3Minutes, 2)} min idle after the last size): kube writes ${kubeWritesP3}, API writes ${apiWritesP3.length} (expected 0 and 0); RSS ${result.p3.rssMiBAtEnd} MiB, heap after GC ${result.p3.heapAfterGcMiBAtEnd} MiB`)
+  console.log(`operator ready after ${round(operatorReadyMs)} ms; P3 (${round(p3Minutes, 2)} min idle after the last size): kube writes ${kubeWritesP3}, API writes ${apiWritesP3.length} (expected 0 and 0); RSS ${result.p3.rssMiBAtEnd} MiB${'cgroupWorkingSetMiBAtEnd' in result.p3 ? ` (cgroup working set ${result.p3.cgroupWorkingSetMiBAtEnd} MiB)` : ''}, heap after GC ${result.p3.heapAfterGcMiBAtEnd} MiB`)
   if (result.linearity) console.log(`linearity: ms per endpoint at N=${sizes.at(-1)} ÷ at N=${sizes[0]} = ${result.linearity.msPerEndpointRatio}`)
   await mkdir(path.join(import.meta.dirname, 'results'), {recursive: true})
   const file = path.join(import.meta.dirname, 'results', `endpoints-n${sizes.join('-')}-k${K}${flags.root ? `-${path.basename(path.resolve(flags.root))}` : ''}.json`)
@@ -600,5 +617,6 @@ try {
   client.close()
   await sim.close()
   await controlPlane.stop()
+  await cgroup?.remove()
 }
 process.exit(exitCode)
