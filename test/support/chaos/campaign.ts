@@ -98,8 +98,8 @@ export interface CampaignResult {
   seconds: number
 }
 
-/** The controllers every workload's operator runs (the API agent, the runtime's Events and lease, the OperatorConfig status). */
-const COMMON = /^\S+ (api-sync|runtime|operatorconfig) /
+/** The write points every workload's operator has: the API agent's, the OperatorConfig status, Events. */
+const COMMON = /^\S+ (api-sync|operatorconfig) |^kube runtime \S+ core\/events$/
 
 /**
  * The workload that crashes a common write point early: one per point, fixed by the point's name over every workload
@@ -137,17 +137,17 @@ export function crashPoints(writes: string[], workload?: Workload): Array<[strin
 }
 
 /** Crash targets per crash case: the operator is killed after each in turn (and restarted each time). */
-export const CRASHES_PER_CASE = 3
+export const CRASHES_PER_CASE = 5
 
 /**
  * The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference).
- * - odd n: the next three crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
+ * - odd n: the next five crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
  *   window of API faults every other time, once the crash points are used up);
  * - n = 2, 6, 10, …: one seeded fault (stale LIST, coalesced watch close, held watch, injected failure, refused
  *   connections) before a seeded user operation;
- * - n = 4, 12, 20, …: a storm with a window of API faults (errors, 429, dropped connections);
- * - n = 8, 16, 24, …: a leader handover: two replicas, the leader cut off from the apiserver for 11–15 s (past its
- *   renew deadline of 10 s), so the standby takes over.
+ * - n = 4, 8, 12, …: for one workload in three (by its place among all workloads, turning each time) a leader
+ *   handover: two replicas, the leader cut off from the apiserver for 11–15 s (past its renew deadline of 10 s), so the
+ *   standby takes over; for the others a storm with a window of API faults (errors, 429, dropped connections).
  */
 export function faultFor(seed: number, workload: Workload, n: number, points: Array<[string, number]>, listResources: string[]): Fault {
   const random = new Prng(seed * 7919 + n * 104_729 + [...workload.name].reduce((sum, c) => sum + c.charCodeAt(0), 0))
@@ -164,7 +164,8 @@ export function faultFor(seed: number, workload: Workload, n: number, points: Ar
     return storm(random, syncLists, n % 4 === 3)
   }
   // A handover before a user operation (at least one comes after it, for a former leader to act on).
-  if (n % 8 === 0) return {kind: 'handover', partitionMs: 11_000 + random.int(4000), atStep: Math.min(atStep, stepCount - 1)}
+  const place = workloads.map((w) => w.name).sort().indexOf(workload.name)
+  if (n % 4 === 0 && (n / 4 + place) % 3 === 0) return {kind: 'handover', partitionMs: 11_000 + random.int(4000), atStep: Math.min(atStep, stepCount - 1)}
   if (n % 4 === 0) return storm(random, syncLists, true)
   const kinds = ['stale', 'coalesce', 'hold', 'fail', 'refuse'] as const
   const kind = random.pick(kinds)
