@@ -31,7 +31,10 @@ describe('chaos kube fault proxy: decisions', () => {
     assert.equal(counter.record('kube sync create polycrate.io/endpoints'), true)
     assert.equal(counter.record('kube sync create polycrate.io/endpoints'), false, 'disarmed after firing')
     assert.equal(counter.record('api sync post endpoints'), true, 'the second target stays armed')
-    assert.deepEqual(counter.points, ['kube sync create polycrate.io/endpoints#1', 'kube runtime create core/events#1', 'kube sync create polycrate.io/endpoints#2', 'kube sync create polycrate.io/endpoints#3', 'api sync post endpoints#1'])
+    counter.add({point: 'api sync post endpoints', k: 3})
+    assert.equal(counter.record('api sync post endpoints'), false)
+    assert.equal(counter.record('api sync post endpoints'), true, 'a target added later fires at its write')
+    assert.deepEqual(counter.points.slice(0, 5), ['kube sync create polycrate.io/endpoints#1', 'kube runtime create core/events#1', 'kube sync create polycrate.io/endpoints#2', 'kube sync create polycrate.io/endpoints#3', 'api sync post endpoints#1'])
   })
 
   it('a write point names the controller from the User-Agent (runtime without one), the verb and the resource', () => {

@@ -123,6 +123,10 @@ export class WriteCounter {
   arm(targets: CrashTarget[]): void {
     this.targets = [...targets]
   }
+  /** Arms one more target (e.g. the next write of a point whose crash could not happen). */
+  add(target: CrashTarget): void {
+    this.targets.push(target)
+  }
   /** Records a write that took effect; true when it is write k of a target's point (that target is then disarmed). */
   record(point: string): boolean {
     const n = (this.counts.get(point) ?? 0) + 1

@@ -233,8 +233,13 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (fault.kind === 'crash') {
       proxy.crashAfterWrites(fault.targets)
       proxy.onCrash = (point) => {
-        // A write answered after the last kill (its process is gone, the next not up yet): nothing to crash.
-        if (killing || !operator) return
+        // A write answered after the last kill (its process is gone, the next not up yet): nothing to crash now, so
+        // the point's next write is the target.
+        if (killing || !operator) {
+          const at = point.lastIndexOf('#')
+          proxy!.writes.add({point: point.slice(0, at), k: Number(point.slice(at + 1)) + 1})
+          return
+        }
         killing = true
         faultApplied = true
         crashed.push(point)
