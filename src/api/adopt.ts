@@ -49,13 +49,7 @@ export async function adoptOrCreate<T, CreateBody>(
 ): Promise<AdoptOrCreateResult<T>> {
   const {signal} = options
   const callOptions: CallOptions = {signal}
-
-  const find = async (): Promise<T | undefined> => {
-    for await (const candidate of resource.list(options.lookup, callOptions)) {
-      if (!options.matches || options.matches(candidate)) return candidate
-    }
-    return undefined
-  }
+  const find = () => findExisting(resource, options)
 
   const existing = options.skipLookup ? undefined : await find()
   if (existing !== undefined) return {object: existing, created: false}
@@ -80,6 +74,17 @@ export async function adoptOrCreate<T, CreateBody>(
       `${error.message}; but no existing object matches the lookup (${key})${options.matches ? ' and the match rule' : ''} after ${lookups} lookup${lookups === 1 ? '' : 's'}: the natural key and the API's unique constraint disagree`,
     )
   }
+}
+
+/** The first object the natural key (`lookup`, narrowed by `matches`) finds, if any. */
+export async function findExisting<T>(
+  resource: Pick<AdoptableResource<T, unknown>, 'list'>,
+  options: Pick<AdoptOrCreateOptions<T, unknown>, 'lookup' | 'matches' | 'signal'>,
+): Promise<T | undefined> {
+  for await (const candidate of resource.list(options.lookup, {signal: options.signal})) {
+    if (!options.matches || options.matches(candidate)) return candidate
+  }
+  return undefined
 }
 
 /** Waits `ms`, or less when `signal` aborts first (the next lookup then rejects with the aborted error). */

@@ -43,7 +43,7 @@ export {
   type Filters,
   type PageParams,
 } from './resources.js'
-export {adoptOrCreate, type AdoptableResource, type AdoptOrCreateOptions, type AdoptOrCreateResult} from './adopt.js'
+export {adoptOrCreate, findExisting, type AdoptableResource, type AdoptOrCreateOptions, type AdoptOrCreateResult} from './adopt.js'
 export * from './schemas.js'
 export type * from './requests.js'
 export {rolloutBlocker, rolloutCluster, rolloutDashboard, type RolloutCluster, type RolloutDashboard} from './rollout-types.js'

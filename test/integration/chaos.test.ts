@@ -34,13 +34,21 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
     await replayCase(8, 'endpoint:2')
   })
 
-  it('regression (seed 11, k8sapp-pods-first:2): an app seen external before its meta Secret keeps no stale byoa in the API', async () => {
+  it('regression (seed 15, k8sapp-pods-first:2): an app seen external before its meta Secret keeps no stale byoa in the API', async () => {
     // Found by the campaign: with the Pod events held, the pods made an external K8sApp (byoa false sent) before the
     // meta Secret made it a block's app, whose payload left byoa out, so the API kept the external app's flag. The
     // payload now always says byoa (true only for an external bring-your-own app).
-    await replayCase(11, 'k8sapp-pods-first:2')
+    await replayCase(15, 'k8sapp-pods-first:2')
+  })
+
+  it('regression (seed 3, backup-present:1): a CR deleted after a crash between its API create and its status write takes its API object along', async () => {
+    // Found by the campaign: killed after the API create of a BackupSchedule but before its status recorded the API
+    // id, the next process saw the CR deleted and released its finalizer without deleting anything, leaving the
+    // schedule live in the API. A CR without a recorded id now finds its API object by its natural key on delete.
+    await replayCase(3, 'backup-present:1')
   })
 })
+
 
 /** Replays one case of a campaign (its reference run, then the one perturbed run) and expects no violation. */
 async function replayCase(seed: number, caseId: string): Promise<CampaignResult> {

@@ -107,6 +107,10 @@ describe('generic sync: the parts of the reconcile', () => {
       clock?: FakeTimers
       createAfterMs?: number
       creationTimestamp?: string
+      /** What the API's list answers. */
+      listed?: Api[]
+      /** The CR is being deleted, with the sync's finalizer on and this status. */
+      deleting?: Record<string, unknown>
     }
     const make = (options: MakeOptions = {}) => {
       const calls: string[] = []
@@ -122,7 +126,10 @@ describe('generic sync: the parts of the reconcile', () => {
       const resource = {
         async* list(): AsyncGenerator<Api> {
           calls.push('api list')
-          yield* []
+          yield* options.listed ?? []
+        },
+        async delete(id: string) {
+          calls.push(`api delete ${id}`)
         },
         async create(body: {name: string}) {
           calls.push(`api create ${body.name}`)
@@ -153,8 +160,9 @@ describe('generic sync: the parts of the reconcile', () => {
         inventory: new InventoryLoader<Api>({list: () => resource.list()}, signal),
         clock: options.clock,
       })
-      const metadata = {name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1, creationTimestamp: options.creationTimestamp}
-      objects.upsert({apiVersion: 'polycrate.io/v1alpha1', kind: 'Thing', metadata, spec: {}})
+      const metadata = {name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1, creationTimestamp: options.creationTimestamp,
+        ...(options.deleting ? {deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['things.polycrate.io/sync']} : {})}
+      objects.upsert({apiVersion: 'polycrate.io/v1alpha1', kind: 'Thing', metadata, spec: {}, ...(options.deleting ? {status: options.deleting} : {})})
       return {reconciler, calls, events, statuses}
     }
     const context = {key: 'ns/a', logger: silentLogger, signal}
@@ -177,6 +185,22 @@ describe('generic sync: the parts of the reconcile', () => {
       assert.equal(await reconciler.reconcile(context), undefined)
       assert.deepEqual(calls, ['kube patch object', 'api list', 'api create a', 'kube patch status phase=Synced reason=Synced'])
       assert.equal(statuses.at(-1)?.last_synced_at, '2026-01-01T00:01:20.000Z')
+    })
+
+    describe('a CR being deleted: its API object goes, then the finalizer', () => {
+      const cases: Array<[string, Record<string, unknown>, Api[], string[]]> = [
+        ['with its API id: deleted by the id, no lookup', {api_id: 'a1'}, [], ['api delete a1', 'kube patch object']],
+        // A process killed between the create and the status write: the API object exists, its id was never recorded.
+        ['without an API id, the API holds its natural key: found and deleted', {}, [{id: 'a7', name: 'a'}], ['api list', 'api delete a7', 'kube patch object']],
+        ['without an API id, nothing in the API: only the finalizer released', {}, [], ['api list', 'kube patch object']],
+      ]
+      for (const [name, status, listed, calls] of cases) {
+        it(name, async () => {
+          const made = make({deleting: status, listed})
+          assert.equal(await made.reconciler.reconcile(context), undefined)
+          assert.deepEqual(made.calls, calls)
+        })
+      }
     })
 
     it('not connected, a known problem: Pending, nothing else', async () => {

@@ -4,7 +4,7 @@
  * into its steps: finalize, wait for the connection, create-or-update, write the status, handle the failure.
  * Every API and kube call takes the reconcile's AbortSignal.
  */
-import {adoptOrCreate, ApiError, ApiNotFoundError, type PolycrateApiClient, type Resource} from '../../api/index.js'
+import {adoptOrCreate, ApiError, findExisting, ApiNotFoundError, type PolycrateApiClient, type Resource} from '../../api/index.js'
 import {API_VERSION, crdFullName, crdResource, syncStatusFields, type StatusStyle} from '../../crds/define.js'
 import type {EventRecorder} from '../../kube/events.js'
 import {KubeApiError, type KubeClient, type ResourceRef} from '../../kube/client.js'
@@ -138,11 +138,30 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
       kept: () => logger.info(`${noun} CR goes with its CRD; the API object is kept`, {apiId}),
       cleanup: async () => {
         if (!api) throw new Error(`cannot delete ${noun} ${apiId ?? ''} from the Polycrate API yet: ${this.options.session.problem ?? 'not connected'}`)
-        if (!apiId) return
-        const outcome = await this.remove(api, apiId, object, signal)
-        logger.info(`${noun} deleted from the API`, {apiId, outcome})
+        // Without a recorded id the API object may still exist: a process that died between the create and the
+        // status write left it unrecorded. Its natural key finds it, as the next sync would have adopted it.
+        const id = apiId ?? await this.findUnrecorded(object, api, logger, signal)
+        if (!id) return
+        const outcome = await this.remove(api, id, object, signal)
+        logger.info(`${noun} deleted from the API`, {apiId: id, outcome})
       },
     })
+  }
+
+  /** The API object a CR without a recorded API id would adopt (its natural key), if any. */
+  private async findUnrecorded(object: SyncObject<Spec>, api: PolycrateApiClient, logger: Logger, signal: AbortSignal): Promise<string | undefined> {
+    const {declaration} = this
+    const identity = this.options.session.identity
+    if (!identity || (declaration.requiresCluster && !identity.clusterId)) return undefined
+    const links = declaration.links ? await declaration.links(object, api, identity, signal, this.options.related) : (undefined as Links)
+    const payload = declaration.payload(object, {identity, links})
+    const found = await findExisting(declaration.api(api), {
+      lookup: declaration.lookup(payload, identity),
+      matches: declaration.matches ? (candidate) => declaration.matches!(candidate, payload) : undefined,
+      signal,
+    })
+    if (found) logger.info(`${declaration.noun} CR goes without a recorded API id; the API object of its natural key goes with it`, {apiId: found.id})
+    return found?.id
   }
 
   private remove(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<unknown> {

@@ -10,7 +10,7 @@ import yaml from 'js-yaml'
 import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
-import {pointResource, type FailKind} from './kube-proxy.js'
+import {pointResource, splitWrite, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
 import {diffStates, runCase, type CaseResult, type Fault, type StormInjection} from './runner.js'
 import {workloads, type Workload} from './workloads.js'
@@ -121,10 +121,7 @@ export function ownerOf(point: string): string {
  */
 export function crashPoints(writes: string[], workload?: Workload): Array<[string, number]> {
   const max = new Map<string, number>()
-  for (const write of writes) {
-    const at = write.lastIndexOf('#')
-    max.set(write.slice(0, at), Math.max(max.get(write.slice(0, at)) ?? 0, Number(write.slice(at + 1))))
-  }
+  for (const {point, k} of writes.map(splitWrite)) max.set(point, Math.max(max.get(point) ?? 0, k))
   const distinct = [...max.keys()].sort()
   const own = distinct.filter((point) => !COMMON.test(point) || ownerOf(point) === workload?.name)
   const group = workload?.orderingGroup ? workloads.filter((w) => w.orderingGroup === workload.orderingGroup).map((w) => w.name).sort() : []
@@ -279,12 +276,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const label = fault.kind === 'fail' ? `fail ${fault.failure}` : fault.kind === 'storm' && fault.api ? `storm + API ${fault.api.outcome}` : fault.kind
       cover.staleLists += result.counts.staleLists
       cover.coalesced += result.coalesced
-      for (const write of result.crashed) {
-        const at = write.lastIndexOf('#')
-        const set = cover.crashed.get(write.slice(0, at)) ?? new Set<number>()
-        set.add(Number(write.slice(at + 1)))
-        cover.crashed.set(write.slice(0, at), set)
-      }
+      for (const {point, k} of result.crashed.map(splitWrite)) cover.crashed.set(point, (cover.crashed.get(point) ?? new Set<number>()).add(k))
       if (result.faultApplied) {
         cover.faults[label] = (cover.faults[label] ?? 0) + 1
       } else {

@@ -111,6 +111,12 @@ export interface CrashTarget {
   k: number
 }
 
+/** A recorded write `point#k` (see `WriteCounter.points`) as its write point and k. */
+export function splitWrite(write: string): CrashTarget {
+  const at = write.lastIndexOf('#')
+  return {point: write.slice(0, at), k: Number(write.slice(at + 1))}
+}
+
 /** Counts successful writes per write point and says when a crash target is reached (pure state machine). */
 export class WriteCounter {
   readonly counts = new Map<string, number>()

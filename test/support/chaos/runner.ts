@@ -22,7 +22,7 @@ import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
-import {isWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy, type Verb} from './kube-proxy.js'
+import {isWrite, splitWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy, type Verb} from './kube-proxy.js'
 import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
@@ -61,7 +61,7 @@ export interface NormalisedObject {
 export interface CaseResult {
   /** The normalised end state. */
   state: NormalisedObject[]
-  /** Every successful write (kube and API), `point#n` (see `writePoint`), in order. */
+  /** Every successful write (kube and API) until the end state was taken, `point#n` (see `writePoint`), in order. */
   writePoints: string[]
   /** The crashes that happened: `point#k`. */
   crashed: string[]
@@ -236,8 +236,8 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
         // A write answered after the last kill (its process is gone, the next not up yet): nothing to crash now, so
         // the point's next write is the target.
         if (killing || !operator) {
-          const at = point.lastIndexOf('#')
-          proxy!.writes.add({point: point.slice(0, at), k: Number(point.slice(at + 1)) + 1})
+          const {point: missed, k} = splitWrite(point)
+          proxy!.writes.add({point: missed, k: k + 1})
           return
         }
         killing = true
@@ -420,8 +420,9 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       }
     }
 
-    // The end state is taken: no more crashes (cleanup writes are not part of the case).
+    // The end state is taken: no more crashes, and no more write points (cleanup writes are not part of the case).
     proxy.crashAfterWrites([])
+    const writePoints = [...proxy.writes.points]
     // API deletes: which objects (by normalised collection/name) the operator deleted.
     const apiDeletes: string[] = []
     for (const entry of sim.requests) {
@@ -484,7 +485,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
     return {
-      state, writePoints: [...proxy.writes.points], crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
+      state, writePoints, crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
     }
   } finally {

@@ -228,27 +228,52 @@ const backupConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled:
 const backupSchedule: Step = (ctx) => veleroSchedule(ctx, `${ctx.prefix}-nightly`).then(() => undefined)
 const backupBackup: Step = (ctx) => veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`).then(() => undefined)
 
+/** Then a second schedule and its backup come and go (the discoveries' deletes, the syncs' API deletes and finalizer releases). */
+const backupWeekly: Step[] = [
+  async (ctx) => {
+    await veleroSchedule(ctx, `${ctx.prefix}-weekly`)
+    await veleroBackup(ctx, `${ctx.prefix}-weekly-20260104030000`, `${ctx.prefix}-weekly`)
+  },
+  async ({client, namespace, prefix}) => {
+    await client.delete(velero('backups', namespace, `${prefix}-weekly-20260104030000`))
+    await client.delete(velero('schedules', namespace, `${prefix}-weekly`))
+  },
+]
+
 const backupWorkloads: Workload[] = [
-  {name: 'backup-schedule-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup]},
-  {name: 'backup-backup-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule]},
-  {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: []},
+  {name: 'backup-schedule-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: schedule first', orderingGroup: 'backup', config: backupConfig, steps: [backupSchedule, backupBackup, ...backupWeekly]},
+  {name: 'backup-backup-first', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: backup first', orderingGroup: 'backup', config: backupConfig, steps: [backupBackup, backupSchedule, ...backupWeekly]},
+  {name: 'backup-present', feature: 'backup', sources: ['velero.io/backups', 'velero.io/schedules'], ordering: 'backup: both present at start', orderingGroup: 'backup', config: backupConfig, before: [backupSchedule, backupBackup], steps: backupWeekly},
 ]
 
 /** CloudNativePG: a ScheduledBackup and the Backup it made (CNPG's label names the schedule), then the backup completes. */
 const cnpgConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled: true, cnpg_enabled: true, velero_namespace: ctx.namespace}})
+const cnpgScheduledBackup = (client: KubeClient, namespace: string, name: string) => client.create(cnpg('scheduledbackups', namespace), {
+  apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name, namespace},
+  spec: {schedule: '0 0 3 * * *', cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+})
+const cnpgBackup = (client: KubeClient, namespace: string, name: string, scheduled: string) => client.create(cnpg('backups', namespace), {
+  apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup',
+  metadata: {name, namespace, labels: {'cnpg.io/scheduled-backup': scheduled}},
+  spec: {cluster: {name: 'pg'}, method: 'barmanObjectStore'},
+})
 const cnpgScheduled: Step = async ({client, namespace, prefix}) => {
-  await client.create(cnpg('scheduledbackups', namespace), {
-    apiVersion: 'postgresql.cnpg.io/v1', kind: 'ScheduledBackup', metadata: {name: `${prefix}-nightly`, namespace},
-    spec: {schedule: '0 0 3 * * *', cluster: {name: 'pg'}, method: 'barmanObjectStore'},
-  })
+  await cnpgScheduledBackup(client, namespace, `${prefix}-nightly`)
 }
 const cnpgBackupStep: Step = async ({client, namespace, prefix}) => {
-  await client.create(cnpg('backups', namespace), {
-    apiVersion: 'postgresql.cnpg.io/v1', kind: 'Backup',
-    metadata: {name: `${prefix}-nightly-20260101030000`, namespace, labels: {'cnpg.io/scheduled-backup': `${prefix}-nightly`}},
-    spec: {cluster: {name: 'pg'}, method: 'barmanObjectStore'},
-  })
+  await cnpgBackup(client, namespace, `${prefix}-nightly-20260101030000`, `${prefix}-nightly`)
 }
+/** Then a second scheduled backup and its backup come and go. */
+const cnpgWeekly: Step[] = [
+  async ({client, namespace, prefix}) => {
+    await cnpgScheduledBackup(client, namespace, `${prefix}-weekly`)
+    await cnpgBackup(client, namespace, `${prefix}-weekly-20260104030000`, `${prefix}-weekly`)
+  },
+  async ({client, namespace, prefix}) => {
+    await client.delete(cnpg('backups', namespace, `${prefix}-weekly-20260104030000`))
+    await client.delete(cnpg('scheduledbackups', namespace, `${prefix}-weekly`))
+  },
+]
 /** CNPG's status as it writes it once the backup is done: fixed times, so two runs compare equal. */
 const cnpgCompleted: Step = async ({client, namespace, prefix}) => {
   await client.mergePatch({...cnpg('backups', namespace, `${prefix}-nightly-20260101030000`), subresource: 'status'}, {status: {
@@ -258,9 +283,9 @@ const cnpgCompleted: Step = async ({client, namespace, prefix}) => {
 const cnpgSources = ['postgresql.cnpg.io/backups', 'postgresql.cnpg.io/scheduledbackups']
 
 const cnpgWorkloads: Workload[] = [
-  {name: 'cnpg-scheduled-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: scheduled backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgScheduled, cnpgBackupStep, cnpgCompleted]},
-  {name: 'cnpg-backup-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgBackupStep, cnpgScheduled, cnpgCompleted]},
-  {name: 'cnpg-present', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: both present at start', orderingGroup: 'cnpg', config: cnpgConfig, before: [cnpgScheduled, cnpgBackupStep], steps: [cnpgCompleted]},
+  {name: 'cnpg-scheduled-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: scheduled backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgScheduled, cnpgBackupStep, cnpgCompleted, ...cnpgWeekly]},
+  {name: 'cnpg-backup-first', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: backup first', orderingGroup: 'cnpg', config: cnpgConfig, steps: [cnpgBackupStep, cnpgScheduled, cnpgCompleted, ...cnpgWeekly]},
+  {name: 'cnpg-present', feature: 'backup', sources: cnpgSources, ordering: 'cnpg: both present at start', orderingGroup: 'cnpg', config: cnpgConfig, before: [cnpgScheduled, cnpgBackupStep], steps: [cnpgCompleted, ...cnpgWeekly]},
 ]
 
 const appConfig = () => only({app_discovery: {enabled: true}})
@@ -272,10 +297,22 @@ const appPods: Step = async ({client, namespace, prefix}) => {
   await appPod(client, namespace, 'shop-2', `${prefix}-shop`)
 }
 
+/** Then a second app comes (meta secret and pod) and goes (the discovery's delete, the sync's API delete and finalizer release). */
+const appBlog: Step[] = [
+  async ({client, namespace, prefix}) => {
+    await client.create(secrets(namespace), metaSecret(namespace, `${prefix}-blog`))
+    await appPod(client, namespace, 'blog-1', `${prefix}-blog`)
+  },
+  async ({client, namespace, prefix}) => {
+    await client.delete(pods(namespace, 'blog-1'))
+    await client.delete(secrets(namespace, `${prefix}-blog.poly`))
+  },
+]
+
 const appWorkloads: Workload[] = [
-  {name: 'k8sapp-secret-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods]},
-  {name: 'k8sapp-pods-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret]},
-  {name: 'k8sapp-present', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: []},
+  {name: 'k8sapp-secret-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: meta secret first', orderingGroup: 'k8sapp', config: appConfig, steps: [appSecret, appPods, ...appBlog]},
+  {name: 'k8sapp-pods-first', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: pods first', orderingGroup: 'k8sapp', config: appConfig, steps: [appPods, appSecret, ...appBlog]},
+  {name: 'k8sapp-present', feature: 'k8sapp', sources: ['core/pods', 'core/secrets'], ordering: 'k8sapp: both present at start', orderingGroup: 'k8sapp', config: appConfig, before: [appSecret, appPods], steps: appBlog},
 ]
 
 /** cert-manager's status as it writes it: fixed times, so two runs compare equal. */
