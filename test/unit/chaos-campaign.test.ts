@@ -3,7 +3,8 @@ import {once} from 'node:events'
 import net from 'node:net'
 import {crashPoints, faultFor, ownerOf} from '../support/chaos/campaign.js'
 import {Prng} from '../support/chaos/prng.js'
-import {diffStates, normalise, pidOfLocalPort, twoLeaders} from '../support/chaos/runner.js'
+import {pidOfLocalPort, twoLeaders} from '../support/chaos/replicas.js'
+import {diffStates, normalise} from '../support/chaos/runner.js'
 import {workloads} from '../support/chaos/workloads.js'
 
 describe('chaos campaign: decisions and the oracle\'s normalisation', () => {

@@ -11,7 +11,7 @@
  * - **crash after write k**: when the k-th *successful* write (POST/PUT/PATCH/DELETE answered < 400) of a write point has
  *   been answered by the apiserver, `onCrash` is called (the campaign SIGKILLs the operator there) *before* the answer
  *   is forwarded: the write took effect, the operator never learns it did.
- * - **hold** a watch's events for T ms (each event line is delayed, order kept).
+ * - **hold** a watch's events for T ms (each event line is delivered T ms after it arrived, order kept).
  * - **close** a resource's open watches and answer that resource's next watch with 410 Gone, so the informer relists
  *   and every change in between coalesces into the list.
  * - **stale LIST** ("time travel"): the first full LIST of each resource (path + selectors) is kept; when armed, the
@@ -377,8 +377,11 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
         partial = partial.slice(newline + 1)
         const held = hold && Date.now() < hold.until && (!hold.resource || hold.resource === resource) ? hold.ms : 0
         if (held) counts.heldEvents++
+        // Due `held` ms after it arrived (not after the line before it: a lag, not a backlog that grows per event).
+        const due = Date.now() + held
         chain = chain.then(() => new Promise<void>((resolve) => {
-          if (held) setTimeout(resolve, held)
+          const wait = due - Date.now()
+          if (wait > 0) setTimeout(resolve, wait)
           else resolve()
         })).then(() => {
           if (!response.destroyed && !response.writableEnded) response.write(line)

@@ -11,7 +11,6 @@
  * left terminating (a finalizer of ours kept on a deleted source); the operator never exits unless the campaign
  * killed it or it lost its lease; in a leader handover (two replicas), never two leaders writing (`twoLeaders`).
  */
-import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {randomBytes} from 'node:crypto'
 import os from 'node:os'
@@ -22,7 +21,8 @@ import {ApiSimulator, S3_KEY_PATTERN} from '../api-simulator/index.js'
 import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
-import {isWrite, splitWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy, type Verb} from './kube-proxy.js'
+import {splitWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
+import {ReplicaLedger, twoLeaders, wrote} from './replicas.js'
 import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
@@ -170,19 +170,8 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   let coalesced = 0
   let standby: OperatorProcess | undefined
   let standbyProxy: KubeFaultProxy | undefined
-  let partitionedAt = 0
   const restarts: Array<Promise<void>> = []
-  let instances: Instance[] = []
-  /** The API writes of each replica (told apart by the process that owns the connection). */
-  const apiWrites: LabelledWrite[] = []
-  /** The successful writes of every replica, but the lease and Events (a candidate writes those as it campaigns). */
-  const proxies = () => [proxy!, ...(standbyProxy ? [standbyProxy] : [])]
-  const leaderWrites = (): LabelledWrite[] => instances.length === 0 ? [] : [...apiWrites, ...proxies().flatMap((via) => via.log
-    .filter((e) => wrote(e) && !/leases|events/.test(e.resource))
-    .map((e) => ({at: e.at, instance: instanceAt(instances, via, e.at), what: `${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`})))]
-  const leaseTakenOver = () => partitionedAt > 0 && proxies().some((via) => via.log
-    .some((e) => e.resource === 'coordination.k8s.io/leases' && wrote(e) && e.at > partitionedAt && instanceAt(instances, via, e.at) !== 'a0'))
-  const handedOver = () => partitionedAt > 0 && leaderWrites().some((w) => w.at > partitionedAt && w.instance !== 'a0')
+  const replicas = new ReplicaLedger()
   try {
     const prefix = `x${randomBytes(3).toString('hex')}`
     const namespace = await freshNamespace(client, `chaos-${prefix}`)
@@ -196,8 +185,6 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     const kubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), proxy.url, 'replaced-by-the-proxy')
 
     const leaderElect = fault.kind === 'handover'
-    /** Every process started, with its proxy and start time: who made each write (two-leaders check). */
-    instances = []
     const watchExit = (process: OperatorProcess, restart: () => Promise<void>) => {
       void process.exited.then((code) => {
         if (killing || stopping) return
@@ -213,7 +200,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     const launch = async (via: KubeFaultProxy, kubeconfigFile: string, replica: string): Promise<OperatorProcess> => {
       via.forgetLists()
       const child = await startOperator({kubeconfig: kubeconfigFile, namespace: operatorNamespace, logLevel: 'info', leaderElect, args: ['--graceful-shutdown-timeout', '5']})
-      instances.push({proxy: via, label: `${replica}${instances.filter((i) => i.proxy === via).length}`, from: Date.now(), pid: child.pid})
+      replicas.started(via, replica, child.pid)
       return child
     }
     const start = async () => {
@@ -223,11 +210,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     // API writes are write points too: the simulator logs each answer before it sends it.
     sim.onRequest = (entry) => {
       if (!/^(POST|PUT|PATCH|DELETE)$/.test(entry.method) || entry.status === 0 || entry.status >= 400 || !entry.path.startsWith('/api/')) return
-      if (leaderElect && entry.remotePort) {
-        const pid = pidOfLocalPort(entry.remotePort, instances.map((i) => i.pid))
-        const instance = instances.find((i) => i.pid === pid)
-        if (instance) apiWrites.push({at: Date.now(), instance: instance.label, what: `API ${entry.method} ${entry.path}`})
-      }
+      if (leaderElect && entry.remotePort) replicas.apiWrite(entry.remotePort, `API ${entry.method} ${entry.path}`)
       if (proxy!.writes.record(writePoint('api', entry.userAgent, entry.method.toLowerCase(), entry.resource))) proxy!.onCrash?.(proxy!.writes.points.at(-1)!)
     }
     if (fault.kind === 'crash') {
@@ -286,6 +269,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           break
         case 'hold':
           proxy!.holdWatches(fault.ms, undefined, fault.ms * 3)
+          lastFaultAt = Date.now() + fault.ms * 4 // the last held event is delivered then
           faultApplied = true
           break
         case 'fail':
@@ -299,11 +283,11 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
         case 'handover': {
           // The leader cut off from the apiserver past its renew deadline: it steps down, the standby takes over.
           // The next user operations wait for the new leader, so a former leader still reconciling would write too.
-          partitionedAt = Date.now()
+          replicas.partitionedAt = Date.now()
           proxy!.refuseFor(fault.partitionMs)
           lastFaultAt = Date.now() + fault.partitionMs
           const deadline = Date.now() + fault.partitionMs + 30_000
-          while (Date.now() < deadline && !leaseTakenOver()) await sleep(200)
+          while (Date.now() < deadline && !replicas.leaseTakenOver()) await sleep(200)
           break
         }
       }
@@ -341,49 +325,17 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (fault.kind === 'handover') {
       // Wait for the handover: some replica other than the first writes after the partition (at most 60 s).
       const deadline = Date.now() + 60_000
-      while (Date.now() < deadline && !handedOver()) await sleep(500)
+      while (Date.now() < deadline && !replicas.handedOver()) await sleep(500)
       await Promise.all(restarts)
-      faultApplied = handedOver()
+      faultApplied = replicas.handedOver()
     }
     if (storming) {
       await storming
       if (fault.kind === 'storm') faultApplied = proxy.counts.staleLists + coalesced > 0
     }
 
-    const snapshot = async (): Promise<NormalisedObject[]> => {
-      const objects: NormalisedObject[] = []
-      for (const plural of POLYCRATE_PLURALS) {
-        for (const ns of [namespace, operatorNamespace]) {
-          const ref: ResourceRef = {group: 'polycrate.io', version: 'v1alpha1', plural, namespace: ns}
-          const items = (await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/${ref.plural}`})).items
-          for (const item of items) {
-            const meta = item.metadata ?? {}
-            const value = normalise({labels: meta.labels ?? {}, finalizers: meta.finalizers ?? [], spec: (item as {spec?: unknown}).spec ?? {}, deleting: Boolean(meta.deletionTimestamp)}, replace)
-            objects.push({key: String(normalise(`cr ${plural} ${ns}/${meta.name}`, replace)), value})
-          }
-        }
-      }
-      for (const {key, value} of await workload.observe?.(ctx, sim) ?? []) objects.push({key: String(normalise(`kube ${key}`, replace)), value: normalise(value, replace)})
-      const keys = new Map<string, number>()
-      for (const collection of API_COLLECTIONS) {
-        for (const object of sim.list(collection)) {
-          if (object.is_deleted) continue
-          // Only this case's objects (earlier cases' sources are being removed while this one starts).
-          const text = JSON.stringify(object)
-          if (!text.includes(prefix) && !text.includes(namespace)) continue
-          const natural = naturalKey(collection, object)
-          keys.set(natural, (keys.get(natural) ?? 0) + 1)
-          objects.push({key: String(normalise(`api ${collection} ${stateName(collection, object)}`, replace)), value: normalise(object, replace)})
-        }
-      }
-      for (const [natural, n] of keys) {
-        if (n > 1) {
-          const line = `API duplicate: ${n} live objects with natural key ${normalise(natural, replace)}`
-          if (!violations.includes(line)) violations.push(line)
-        }
-      }
-      return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : JSON.stringify(a.value).localeCompare(JSON.stringify(b.value))))
-    }
+    const scope: CaseScope = {client, sim, workload, ctx, prefix, replace, violations}
+    const snapshot = () => takeSnapshot(scope)
 
     let state: NormalisedObject[] = []
     if (options.reference) {
@@ -423,56 +375,12 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     // The end state is taken: no more crashes, and no more write points (cleanup writes are not part of the case).
     proxy.crashAfterWrites([])
     const writePoints = [...proxy.writes.points]
-    // API deletes: which objects (by normalised collection/name) the operator deleted.
-    const apiDeletes: string[] = []
-    for (const entry of sim.requests) {
-      if (entry.method !== 'DELETE' || entry.status >= 400 || entry.status === 0) continue
-      const id = entry.path.split('/').filter(Boolean).at(-1)!
-      const object = sim.list(entry.resource, {includeDeleted: true}).find((o) => o.id === id)
-      apiDeletes.push(String(normalise(`${entry.resource} ${object?.name ?? id}`, replace)))
-    }
-    if (options.reference) {
-      for (const deleted of new Set(apiDeletes)) {
-        if (!options.reference.apiDeletes.includes(deleted)) violations.push(`API DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
-      }
-    }
-    // CR deletes: a discovered CR deleted and made again under a new uid while its source stayed (a stale view
-    // taken for a deletion) is a delete the reference run never made.
-    const crDeletes = [...new Set(proxy.deletes.filter((entry) => entry.startsWith('polycrate.io/')).map((entry) => String(normalise(entry.slice('polycrate.io/'.length), replace))))].sort()
-    if (options.reference) {
-      for (const deleted of crDeletes) {
-        if (!options.reference.crDeletes.includes(deleted)) violations.push(`CR DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
-      }
-    }
-    // No source left terminating: a finalizer of ours on a deleted source.
-    const sources: ResourceRef[] = [
-      {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace},
-      {group: '', version: 'v1', plural: 'pods', namespace},
-      {group: '', version: 'v1', plural: 'secrets', namespace},
-      {group: '', version: 'v1', plural: 'nodes'},
-      {group: '', version: 'v1', plural: 'persistentvolumes'},
-      {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
-      {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
-      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'backups', namespace},
-      {group: 'postgresql.cnpg.io', version: 'v1', plural: 'scheduledbackups', namespace},
-      {group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace},
-      {group: '', version: 'v1', plural: 'services', namespace},
-      {group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace},
-      {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace},
-    ]
-    for (const ref of sources) {
-      const items = await listOrEmpty(client, ref)
-      for (const item of items) {
-        const name = item.metadata?.name ?? ''
-        if (!ref.namespace && !name.startsWith(prefix)) continue
-        if (item.metadata?.deletionTimestamp) violations.push(`finalizer left on deleted source ${ref.plural} ${normalise(name, replace)}: ${JSON.stringify(item.metadata.finalizers)}`)
-      }
-    }
+    const {apiDeletes, crDeletes} = await deleteChecks(scope, proxy, options.reference)
 
     // Never two leaders writing: once another replica wrote, an earlier one never writes again.
     if (fault.kind === 'handover') {
-      if (process.env.CHAOS_DEBUG) log(`writes by replica (partition at ${partitionedAt}):\n${leaderWrites().sort((a, b) => a.at - b.at).map((w) => `${w.at} ${w.instance} ${w.what}`).join('\n')}`)
-      const overlap = twoLeaders(leaderWrites())
+      if (process.env.CHAOS_DEBUG) log(`writes by replica (partition at ${replicas.partitionedAt}):\n${replicas.writes().sort((a, b) => a.at - b.at).map((w) => `${w.at} ${w.instance} ${w.what}`).join('\n')}`)
+      const overlap = twoLeaders(replicas.writes())
       if (overlap) violations.push(overlap)
     }
     if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
@@ -485,7 +393,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
     return {
-      state, writePoints, crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes,
+      state, writePoints, crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes, crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
     }
   } finally {
@@ -502,79 +410,111 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   }
 }
 
-/** A write the apiserver answered with success. */
-const wrote = (entry: {verb: Verb; status: number}): boolean => isWrite(entry.verb) && entry.status > 0 && entry.status < 400
-
-interface Instance {
-  proxy: KubeFaultProxy
-  pid: number
-  /** Replica and generation: `a0`, its restart `a1`, the standby `b0`. */
-  label: string
-  from: number
-}
-
-export interface LabelledWrite {
-  at: number
-  instance: string
-  what: string
+/** What the oracle's checks of one case work with. */
+interface CaseScope {
+  client: KubeClient
+  sim: ApiSimulator
+  workload: Workload
+  ctx: WorkloadContext
+  prefix: string
+  /** Case-specific names → placeholders (see `normalise`). */
+  replace: Array<[string, string]>
+  /** Where a check adds what it finds. */
+  violations: string[]
 }
 
 /**
- * Which of `pids` owns the TCP connection whose local port is `port` on this machine (Linux: the socket's inode from
- * /proc/net/tcp, then the process whose file descriptors include it). Test support: the API simulator tells the
- * replicas' requests apart this way (both replicas call one API URL).
+ * The normalised state of a case: the polycrate.io CRs of its namespaces, what the workload observes and the live API
+ * objects that are the case's; an API duplicate (two live objects of one natural key) is a violation.
  */
-export function pidOfLocalPort(port: number, pids: number[]): number | undefined {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
-  let inode: string | undefined
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const row = readFileSync(table, 'utf8').split('\n').slice(1).map((line) => line.trim().split(/\s+/)).find((fields) => fields[1]?.endsWith(hex))
-    if (row) {
-      inode = row[9]
-      break
+async function takeSnapshot({client, sim, workload, ctx, prefix, replace, violations}: CaseScope): Promise<NormalisedObject[]> {
+  const {namespace, operatorNamespace} = ctx
+  const objects: NormalisedObject[] = []
+  for (const plural of POLYCRATE_PLURALS) {
+    for (const ns of [namespace, operatorNamespace]) {
+      const ref: ResourceRef = {group: 'polycrate.io', version: 'v1alpha1', plural, namespace: ns}
+      const items = (await client.request<{items: KubeObject[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${ns}/${ref.plural}`})).items
+      for (const item of items) {
+        const meta = item.metadata ?? {}
+        const value = normalise({labels: meta.labels ?? {}, finalizers: meta.finalizers ?? [], spec: (item as {spec?: unknown}).spec ?? {}, deleting: Boolean(meta.deletionTimestamp)}, replace)
+        objects.push({key: String(normalise(`cr ${plural} ${ns}/${meta.name}`, replace)), value})
+      }
     }
   }
-  if (!inode) return undefined
-  for (const pid of pids) {
-    try {
-      if (readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSafe(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`)) return pid
-    } catch {
-      // the process is gone
+  for (const {key, value} of await workload.observe?.(ctx, sim) ?? []) objects.push({key: String(normalise(`kube ${key}`, replace)), value: normalise(value, replace)})
+  const keys = new Map<string, number>()
+  for (const collection of API_COLLECTIONS) {
+    for (const object of sim.list(collection)) {
+      if (object.is_deleted) continue
+      // Only this case's objects (earlier cases' sources are being removed while this one starts).
+      const text = JSON.stringify(object)
+      if (!text.includes(prefix) && !text.includes(namespace)) continue
+      const natural = naturalKey(collection, object)
+      keys.set(natural, (keys.get(natural) ?? 0) + 1)
+      objects.push({key: String(normalise(`api ${collection} ${stateName(collection, object)}`, replace)), value: normalise(object, replace)})
     }
   }
-  return undefined
-}
-
-function readlinkSafe(file: string): string | undefined {
-  try {
-    return readlinkSync(file)
-  } catch {
-    return undefined
+  for (const [natural, n] of keys) {
+    if (n > 1) {
+      const line = `API duplicate: ${n} live objects with natural key ${normalise(natural, replace)}`
+      if (!violations.includes(line)) violations.push(line)
+    }
   }
-}
-
-/** The process a proxy served at time `at`: the last one started through it before then. */
-function instanceAt(instances: Instance[], via: KubeFaultProxy, at: number): string {
-  return instances.filter((i) => i.proxy === via && i.from <= at).at(-1)?.label ?? instances.find((i) => i.proxy === via)!.label
+  return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : JSON.stringify(a.value).localeCompare(JSON.stringify(b.value))))
 }
 
 /**
- * Never two leaders writing: in time order, the writers form blocks, one process after another; a process that writes
- * again after another one wrote had leadership taken from it and still wrote (pure; undefined when none).
+ * Safety at the end of a case: no API DELETE and no CR DELETE the reference never made (a source still exists), no
+ * source left terminating (a finalizer of ours on it). Returns the deletes (the reference's are the baseline).
  */
-export function twoLeaders(writes: LabelledWrite[]): string | undefined {
-  const done = new Set<string>()
-  let current: LabelledWrite | undefined
-  for (const write of [...writes].sort((a, b) => a.at - b.at)) {
-    if (write.instance === current?.instance) {
-      current = write
-      continue
-    }
-    if (done.has(write.instance)) return `two leaders writing: ${write.instance} wrote (${write.what}) after ${current!.instance} had taken over (${current!.what})`
-    if (current) done.add(current.instance)
-    current = write
+async function deleteChecks({client, sim, ctx, prefix, replace, violations}: CaseScope, proxy: KubeFaultProxy, reference: RunOptions['reference']): Promise<{apiDeletes: string[]; crDeletes: string[]}> {
+  const {namespace} = ctx
+  // API deletes: which objects (by normalised collection/name) the operator deleted.
+  const apiDeletes: string[] = []
+  for (const entry of sim.requests) {
+    if (entry.method !== 'DELETE' || entry.status >= 400 || entry.status === 0) continue
+    const id = entry.path.split('/').filter(Boolean).at(-1)!
+    const object = sim.list(entry.resource, {includeDeleted: true}).find((o) => o.id === id)
+    apiDeletes.push(String(normalise(`${entry.resource} ${object?.name ?? id}`, replace)))
   }
-  return undefined
+  if (reference) {
+    for (const deleted of new Set(apiDeletes)) {
+      if (!reference.apiDeletes.includes(deleted)) violations.push(`API DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
+    }
+  }
+  // CR deletes: a discovered CR deleted and made again under a new uid while its source stayed (a stale view
+  // taken for a deletion) is a delete the reference run never made.
+  const crDeletes = [...new Set(proxy.deletes.filter((entry) => entry.startsWith('polycrate.io/')).map((entry) => String(normalise(entry.slice('polycrate.io/'.length), replace))))].sort()
+  if (reference) {
+    for (const deleted of crDeletes) {
+      if (!reference.crDeletes.includes(deleted)) violations.push(`CR DELETE of ${deleted}, which the reference run never deleted (its source exists)`)
+    }
+  }
+  // No source left terminating: a finalizer of ours on a deleted source.
+  const sources: ResourceRef[] = [
+    {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace},
+    {group: '', version: 'v1', plural: 'pods', namespace},
+    {group: '', version: 'v1', plural: 'secrets', namespace},
+    {group: '', version: 'v1', plural: 'nodes'},
+    {group: '', version: 'v1', plural: 'persistentvolumes'},
+    {group: 'velero.io', version: 'v1', plural: 'backups', namespace},
+    {group: 'velero.io', version: 'v1', plural: 'schedules', namespace},
+    {group: 'postgresql.cnpg.io', version: 'v1', plural: 'backups', namespace},
+    {group: 'postgresql.cnpg.io', version: 'v1', plural: 'scheduledbackups', namespace},
+    {group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace},
+    {group: '', version: 'v1', plural: 'services', namespace},
+    {group: 'polycrate.io', version: 'v1alpha1', plural: 's3buckets', namespace},
+    {group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sclusters', namespace},
+  ]
+  for (const ref of sources) {
+    const items = await listOrEmpty(client, ref)
+    for (const item of items) {
+      const name = item.metadata?.name ?? ''
+      if (!ref.namespace && !name.startsWith(prefix)) continue
+      if (item.metadata?.deletionTimestamp) violations.push(`finalizer left on deleted source ${ref.plural} ${normalise(name, replace)}: ${JSON.stringify(item.metadata.finalizers)}`)
+    }
+  }
+  return {apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes}
 }
 
 /** Retries a read of the apiserver through transient errors (a CRD's storage initialising, a 429) for 30 s. */

@@ -297,13 +297,23 @@ const appPods: Step = async ({client, namespace, prefix}) => {
   await appPod(client, namespace, 'shop-2', `${prefix}-shop`)
 }
 
-/** Then a second app comes (meta secret and pod) and goes (the discovery's delete, the sync's API delete and finalizer release). */
+/**
+ * Then a second app comes (meta secret and pod) and goes (the discovery's delete, the sync's API delete and finalizer
+ * release). The delete waits for the positive signal that the block's app is in the API (its K8sApp CR has an API
+ * id; at most 60 s): an app gone before it was synced never reaches the API, while a synced one stays there marked
+ * uninstalled, so without it the end state would depend on the timing.
+ */
 const appBlog: Step[] = [
   async ({client, namespace, prefix}) => {
     await client.create(secrets(namespace), metaSecret(namespace, `${prefix}-blog`))
     await appPod(client, namespace, 'blog-1', `${prefix}-blog`)
   },
   async ({client, namespace, prefix}) => {
+    const synced = async () => {
+      const app = await client.getOrUndefined<KubeObject & {spec?: {kind?: string}; status?: {api_id?: string}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'k8sapps', namespace, name: `${prefix}-blog`})
+      return app?.spec?.kind === 'helm' && Boolean(app.status?.api_id)
+    }
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !await synced();) await new Promise((resolve) => setTimeout(resolve, 250))
     await client.delete(pods(namespace, 'blog-1'))
     await client.delete(secrets(namespace, `${prefix}-blog.poly`))
   },
