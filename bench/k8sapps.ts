@@ -4,6 +4,8 @@
  * writes bench/results/k8sapps.json.
  *
  *   npm run bench:p4 [-- --pods 10000 --secrets 5000 --meta 200 --ingresses 2000 --namespaces 200 --idle-minutes 5]
+ *                       [--memory-limit 1024]   (the operator in a memory cgroup with that limit, as the Deployment's
+ *                                               container; the cgroup's working set beside RSS — root only)
  *
  * Everything is created straight in the apiserver before the operator starts (no kubelet: pods stay Pending): per
  * namespace pods of three ReplicaSets (the first annotated polycrate_k8sapp_name), of two Jobs and bare ones;
@@ -23,6 +25,7 @@ import {FIELD_MANAGER} from '../src/operator/conventions.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {operatorNamespaceFor} from '../test/support/api-setup.js'
 import {startControlPlane} from '../test/support/control-plane.js'
+import {createMemoryCgroup} from '../test/support/memory-cgroup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
@@ -37,6 +40,7 @@ const {values: flags} = parseArgs({
     namespaces: {type: 'string', default: '200'},
     'idle-minutes': {type: 'string', default: '5'},
     concurrency: {type: 'string', default: '16'},
+    'memory-limit': {type: 'string'},
   },
   strict: true,
 })
@@ -47,6 +51,11 @@ const int = (name: keyof typeof flags) => {
 }
 const [P, S, M, I, NS, C] = [int('pods'), int('secrets'), int('meta'), int('ingresses'), int('namespaces'), int('concurrency')]
 const idleMinutes = Number(flags['idle-minutes'])
+const cgroup = flags['memory-limit'] === undefined ? undefined : await createMemoryCgroup(`bench-p4-${process.pid}`, int('memory-limit') * 1024 * 1024)
+if (flags['memory-limit'] !== undefined && !cgroup) {
+  console.error('--memory-limit needs root and a cgroup hierarchy (v2, or v1 with the memory controller)')
+  process.exit(2)
+}
 const started = Date.now()
 const progress = (message: string) => process.stderr.write(`[p4 ${((Date.now() - started) / 1000).toFixed(1).padStart(7)}s] ${message}\n`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -138,6 +147,7 @@ try {
   operator = await startOperator({
     kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, logLevel: 'warn',
     env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+    ...(cgroup ? {wrap: cgroup.wrap} : {}),
   })
   const list = async <T>(p: string) => {
     const items: T[] = []
@@ -163,7 +173,7 @@ try {
   const convergenceSeconds = round((Date.now() - operatorStart) / 1000)
   progress(`converged in ${convergenceSeconds} s; settling 30 s`)
   await sleep(30_000)
-  const converged = {...(await heapProbe(operator)), rssNow: await rssBytes(operator.pid)}
+  const converged = {...(await heapProbe(operator)), rssNow: await rssBytes(operator.pid), workingSet: await cgroup?.workingSetBytes()}
   const kubeBefore = await kubeWrites(operator)
   const simBefore = sim.requests.length
   const idleStart = Date.now()
@@ -172,7 +182,7 @@ try {
   const idleMin = (Date.now() - idleStart) / 60_000
   const kubeIdle = (await kubeWrites(operator)) - kubeBefore
   const apiIdle = sim.requests.slice(simBefore).filter((r) => r.method !== 'GET' && r.resource !== 'agent/health')
-  const afterIdle = {...(await heapProbe(operator)), rssNow: await rssBytes(operator.pid)}
+  const afterIdle = {...(await heapProbe(operator)), rssNow: await rssBytes(operator.pid), workingSet: await cgroup?.workingSetBytes()}
 
   // Memory per 1,000 pods: 2,000 more bare pods (not annotated, an image already known).
   const extra = 2000
@@ -190,8 +200,9 @@ try {
   const result = {
     parameters: {pods: P, secrets: S, metaSecrets: M, ingresses: I, namespaces: NS, idleMinutes, syncIntervalSeconds: 60, images: images.size, k8sApps: expectedApps},
     convergenceSeconds,
-    converged: {rssMiB: MiB(converged.rssNow), heapAfterGcMiB: MiB(converged.heapUsed)},
-    afterIdle: {rssMiB: MiB(afterIdle.rssNow), heapAfterGcMiB: MiB(afterIdle.heapUsed)},
+    memoryLimitMiB: flags['memory-limit'] === undefined ? null : int('memory-limit'),
+    converged: {rssMiB: MiB(converged.rssNow), heapAfterGcMiB: MiB(converged.heapUsed), ...(converged.workingSet === undefined ? {} : {cgroupWorkingSetMiB: MiB(converged.workingSet)})},
+    afterIdle: {rssMiB: MiB(afterIdle.rssNow), heapAfterGcMiB: MiB(afterIdle.heapUsed), ...(afterIdle.workingSet === undefined ? {} : {cgroupWorkingSetMiB: MiB(afterIdle.workingSet)})},
     idle: {minutes: round(idleMin, 2), kubeWrites: kubeIdle, kubeWritesPerMinute: round(kubeIdle / idleMin, 2), apiWrites: apiIdle.length, apiWritesPerMinute: round(apiIdle.length / idleMin, 2), apiWritesDetail: apiIdle.map((r) => `${r.method} ${r.resource} ${r.status}`).slice(0, 20)},
     heapPerThousandPodsKiB: round(perThousandPods / 1024),
   }
@@ -199,7 +210,9 @@ try {
     'convergence (s)': result.convergenceSeconds,
     'RSS after convergence (MiB)': result.converged.rssMiB,
     'V8 heap after GC, converged (MiB)': result.converged.heapAfterGcMiB,
+    ...(cgroup ? {'cgroup working set, converged (MiB)': result.converged.cgroupWorkingSetMiB} : {}),
     'RSS after idle (MiB)': result.afterIdle.rssMiB,
+    ...(cgroup ? {'cgroup working set, after idle (MiB)': result.afterIdle.cgroupWorkingSetMiB} : {}),
     'V8 heap after GC, after idle (MiB)': result.afterIdle.heapAfterGcMiB,
     'idle kube writes / min': result.idle.kubeWritesPerMinute,
     'idle API writes / min': result.idle.apiWritesPerMinute,
@@ -212,4 +225,5 @@ try {
   client.close()
   await sim.close()
   await controlPlane.stop()
+  await cgroup?.remove()
 }

@@ -201,6 +201,13 @@ describe('generic sync: the parts of the reconcile', () => {
           assert.deepEqual(made.calls, calls)
         })
       }
+
+      it('without an API id, deleted within its settle time (never created): no lookup, only the finalizer released', async () => {
+        // Deleted at 00:00:00, created 10 s before, a settle time of 30 s.
+        const made = make({deleting: {}, listed: [{id: 'a7', name: 'a'}], createAfterMs: 30_000, creationTimestamp: '2025-12-31T23:59:50Z'})
+        assert.equal(await made.reconciler.reconcile(context), undefined)
+        assert.deepEqual(made.calls, ['kube patch object'])
+      })
     })
 
     it('not connected, a known problem: Pending, nothing else', async () => {

@@ -4,7 +4,7 @@
  * into its steps: finalize, wait for the connection, create-or-update, write the status, handle the failure.
  * Every API and kube call takes the reconcile's AbortSignal.
  */
-import {adoptOrCreate, ApiError, findExisting, ApiNotFoundError, type PolycrateApiClient, type Resource} from '../../api/index.js'
+import {adoptOrCreate, ApiError, ApiNotFoundError, findExisting, type PolycrateApiClient, type Resource} from '../../api/index.js'
 import {API_VERSION, crdFullName, crdResource, syncStatusFields, type StatusStyle} from '../../crds/define.js'
 import type {EventRecorder} from '../../kube/events.js'
 import {KubeApiError, type KubeClient, type ResourceRef} from '../../kube/client.js'
@@ -153,6 +153,9 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     const {declaration} = this
     const identity = this.options.session.identity
     if (!identity || (declaration.requiresCluster && !identity.clusterId)) return undefined
+    // Deleted before its settle time was up: never created, and a lookup could find another CR's object.
+    const deletedAt = Date.parse(object.metadata.deletionTimestamp ?? '') || this.clock.now()
+    if (createDelayMs(undefined, declaration.createAfterMs?.(object), object.metadata.creationTimestamp, deletedAt) > 0) return undefined
     const links = declaration.links ? await declaration.links(object, api, identity, signal, this.options.related) : (undefined as Links)
     const payload = declaration.payload(object, {identity, links})
     const found = await findExisting(declaration.api(api), {
