@@ -13,7 +13,7 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
   it('seed 7, about 4 minutes: 0 violations', async () => {
     await installCampaignCrds()
     const seed = 7
-    const result = await runCampaign({seed, minutes: 3.5, workloads: ['endpoint', 'backup-backup-first', 'k8sapp-pods-first'], log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
+    const result = await runCampaign({seed, minutes: 4, workloads: ['endpoint', 'backup-backup-first', 'k8sapp-pods-first'], log: (line) => process.stderr.write(`[chaos] ${line}\n`)})
     const table = report(result, seed)
     process.stderr.write(`${table}\n`)
     assert.ok(result.coverage.every((c) => c.cases > 0), `every workload ran perturbed cases:\n${table}`)

@@ -39,15 +39,15 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.equal(starts.size, group.length, 'each member of the group starts elsewhere')
   })
 
-  it('faults: the same (seed, workload, n) gives the same fault; odd cases crash five points with a storm, 2, 6, … draw another fault, 4, 8, … a storm with API faults or (one workload in three) a handover', () => {
+  it('faults: the same (seed, workload, n) gives the same fault; odd cases crash eight points with a storm, 2, 6, … draw another fault, 4, 8, … a storm with API faults or (one workload in three) a handover', () => {
     const workload = workloads.find((w) => w.name === 'endpoint')!
-    const writes = Array.from({length: 7}, (_, i) => `kube s create polycrate.io/endpoints#${i + 1}`)
+    const writes = Array.from({length: 10}, (_, i) => `kube s create polycrate.io/endpoints#${i + 1}`)
     const points = crashPoints(writes, workload)
     const lists = ['polycrate.io/endpoints', 'networking.k8s.io/ingresses']
     assert.deepEqual(faultFor(9, workload, 3, points, lists), faultFor(9, workload, 3, points, lists))
     const first = faultFor(9, workload, 1, points, lists)
     assert.ok(first.kind === 'crash')
-    assert.deepEqual(first.targets, [1, 2, 3, 4, 5].map((k) => ({point: 'kube s create polycrate.io/endpoints', k})))
+    assert.deepEqual(first.targets, [1, 2, 3, 4, 5, 6, 7, 8].map((k) => ({point: 'kube s create polycrate.io/endpoints', k})))
     assert.ok(first.storm!.length >= 10 && first.storm!.every((i, n) => i.afterMs > (first.storm![n - 1]?.afterMs ?? 0)), 'a storm meanwhile, in time order')
     assert.ok(first.storm!.every((i) => i.kind === 'coalesce' || lists.includes(i.resource!)), 'stale lists aim at listed resources')
     assert.ok(!['crash', 'storm', 'handover'].includes(faultFor(9, workload, 2, points, lists).kind))

@@ -125,7 +125,7 @@ export function crashPoints(writes: string[], workload?: Workload): Array<[strin
   const distinct = [...max.keys()].sort()
   const own = distinct.filter((point) => !COMMON.test(point) || ownerOf(point) === workload?.name)
   const group = workload?.orderingGroup ? workloads.filter((w) => w.orderingGroup === workload.orderingGroup).map((w) => w.name).sort() : []
-  const shift = own.length ? (Math.max(0, group.indexOf(workload?.name ?? '')) * CRASHES_PER_CASE) % own.length : 0
+  const shift = own.length ? (Math.max(0, group.indexOf(workload?.name ?? '')) * GROUP_OFFSET) % own.length : 0
   const ordered = [...own.slice(shift), ...own.slice(0, shift), ...distinct.filter((point) => !own.includes(point))]
   const points: Array<[string, number]> = []
   const longest = Math.max(0, ...max.values())
@@ -134,11 +134,13 @@ export function crashPoints(writes: string[], workload?: Workload): Array<[strin
 }
 
 /** Crash targets per crash case: the operator is killed after each in turn (and restarted each time). */
-export const CRASHES_PER_CASE = 5
+export const CRASHES_PER_CASE = 8
+/** How many points apart the members of an ordering group start in their shared crash points. */
+const GROUP_OFFSET = 5
 
 /**
  * The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference).
- * - odd n: the next five crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
+ * - odd n: the next eight crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
  *   window of API faults every other time, once the crash points are used up);
  * - n = 2, 6, 10, …: one seeded fault (stale LIST, coalesced watch close, held watch, injected failure, refused
  *   connections) before a seeded user operation;
