@@ -228,7 +228,10 @@ const backupConfig = (ctx: WorkloadContext) => only({backup_discovery: {enabled:
 const backupSchedule: Step = (ctx) => veleroSchedule(ctx, `${ctx.prefix}-nightly`).then(() => undefined)
 const backupBackup: Step = (ctx) => veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`).then(() => undefined)
 
-/** Then a second schedule and its backup come and go (the discoveries' deletes, the syncs' API deletes and finalizer releases). */
+/**
+ * Then a second schedule and its backup come and go (the discoveries' deletes, the syncs' API deletes and finalizer
+ * releases), in two steps: a crash after the backup's delete would otherwise always take the schedule's with it.
+ */
 const backupWeekly: Step[] = [
   async (ctx) => {
     await veleroSchedule(ctx, `${ctx.prefix}-weekly`)
@@ -236,6 +239,8 @@ const backupWeekly: Step[] = [
   },
   async ({client, namespace, prefix}) => {
     await client.delete(velero('backups', namespace, `${prefix}-weekly-20260104030000`))
+  },
+  async ({client, namespace, prefix}) => {
     await client.delete(velero('schedules', namespace, `${prefix}-weekly`))
   },
 ]
@@ -263,7 +268,7 @@ const cnpgScheduled: Step = async ({client, namespace, prefix}) => {
 const cnpgBackupStep: Step = async ({client, namespace, prefix}) => {
   await cnpgBackup(client, namespace, `${prefix}-nightly-20260101030000`, `${prefix}-nightly`)
 }
-/** Then a second scheduled backup and its backup come and go. */
+/** Then a second scheduled backup and its backup come and go (the deletes in two steps, as for Velero). */
 const cnpgWeekly: Step[] = [
   async ({client, namespace, prefix}) => {
     await cnpgScheduledBackup(client, namespace, `${prefix}-weekly`)
@@ -271,6 +276,8 @@ const cnpgWeekly: Step[] = [
   },
   async ({client, namespace, prefix}) => {
     await client.delete(cnpg('backups', namespace, `${prefix}-weekly-20260104030000`))
+  },
+  async ({client, namespace, prefix}) => {
     await client.delete(cnpg('scheduledbackups', namespace, `${prefix}-weekly`))
   },
 ]
