@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import {once} from 'node:events'
 import net from 'node:net'
-import {crashPoints, faultFor, ownerOf} from '../support/chaos/campaign.js'
+import {crashPoints, faultFor, ownerOf, replayCommand, withCarried} from '../support/chaos/campaign.js'
 import {Prng} from '../support/chaos/prng.js'
 import {pidOfLocalPort, twoLeaders} from '../support/chaos/replicas.js'
-import {diffStates, normalise} from '../support/chaos/runner.js'
+import {diffStates, normalise, type Fault, type StormInjection} from '../support/chaos/runner.js'
 import {workloads} from '../support/chaos/workloads.js'
 
 describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
@@ -61,6 +61,20 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     assert.ok(handover.kind === 'handover' && handover.partitionMs > 10_000 && handover.atStep < workload.steps.length, 'the partition outlasts the renew deadline, and a user operation follows it')
     const handovers = workloads.filter((w) => faultFor(9, w, 4, [], lists).kind === 'handover')
     assert.ok(handovers.length >= 5 && handovers.length <= 6, `one workload in three has a handover at case 4 (${handovers.map((w) => w.name)})`)
+  })
+
+  it('carried crash targets: a crash case takes them first (once), a storm becomes a crash case with its storm and API faults, a single fault or a handover leaves them for later', () => {
+    const carried = [{point: 'kube host-discovery delete polycrate.io/hosts', k: 1}, {point: 'kube s create polycrate.io/endpoints', k: 2}]
+    const storm: StormInjection[] = [{afterMs: 400, kind: 'coalesce'}]
+    const crash: Fault = {kind: 'crash', targets: [{point: 'kube s create polycrate.io/endpoints', k: 2}, {point: 'kube s patch polycrate.io/endpoints', k: 1}], storm}
+    assert.equal(withCarried(crash, []), crash)
+    assert.deepEqual(withCarried(crash, carried), {...crash, targets: [...carried, {point: 'kube s patch polycrate.io/endpoints', k: 1}]})
+    const api = {outcome: 'error' as const, rate: 0.5, afterMs: 100, ms: 2000}
+    assert.deepEqual(withCarried({kind: 'storm', injections: storm, api}, carried), {kind: 'crash', targets: carried, storm, api})
+    assert.deepEqual(withCarried({kind: 'storm', injections: storm}, carried), {kind: 'crash', targets: carried, storm})
+    for (const fault of [{kind: 'hold', ms: 900, atStep: 1}, {kind: 'handover', partitionMs: 12_000, atStep: 0}] as Fault[]) assert.equal(withCarried(fault, carried), fault)
+    assert.equal(replayCommand(4, 'host:3', carried), "npm run chaos -- --seed 4 --case host:3 --carry 'kube host-discovery delete polycrate.io/hosts#1;kube s create polycrate.io/endpoints#2'")
+    assert.equal(replayCommand(4, 'host:3'), 'npm run chaos -- --seed 4 --case host:3')
   })
 
   it('two leaders: writers in time order form one block per process; a process writing again after another took over is a violation', () => {

@@ -10,9 +10,9 @@ import yaml from 'js-yaml'
 import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
-import {pointResource, splitWrite, type FailKind} from './kube-proxy.js'
+import {pointResource, splitWrite, type CrashTarget, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
-import {diffStates, runCase, type CaseResult, type Fault, type StormInjection} from './runner.js'
+import {diffStates, runCase, type ApiFaultWindow, type CaseResult, type Fault, type StormInjection} from './runner.js'
 import {workloads, type Workload} from './workloads.js'
 
 const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
@@ -77,6 +77,8 @@ export interface Coverage {
   /** Stale LISTs served (time travel) and watch closes that coalesced events, over all cases. */
   staleLists: number
   coalesced: number
+  /** Crash targets carried into a later case (see `withCarried`). */
+  carried: number
   cases: number
   ordering?: string
 }
@@ -89,6 +91,8 @@ export interface CampaignOptions {
   workloads?: string[]
   /** Only this case (`<workload>:<n>`), for replays. */
   caseId?: string
+  /** Crash targets carried into that case from earlier ones (see `withCarried`), as its replay command gives them. */
+  carry?: CrashTarget[]
   log?: (line: string) => void
 }
 
@@ -147,6 +151,8 @@ const GROUP_OFFSET = 5
  * - n = 4, 8, 12, …: for one workload in three (by its place among all workloads, turning each time) a leader
  *   handover: two replicas, the leader cut off from the apiserver for 11–15 s (past its renew deadline of 10 s), so the
  *   standby takes over; for the others a storm with a window of API faults (errors, 429, dropped connections).
+ * The campaign adds the targets earlier crash cases lost (`withCarried`), so a case's crashes depend on that history
+ * too: a replay gives them with `--carry`.
  */
 export function faultFor(seed: number, workload: Workload, n: number, points: Array<[string, number]>, listResources: string[]): Fault {
   const random = new Prng(seed * 7919 + n * 104_729 + [...workload.name].reduce((sum, c) => sum + c.charCodeAt(0), 0))
@@ -200,13 +206,26 @@ function storm(random: Prng, lists: string[], withApiFaults: boolean): Extract<F
   return {kind: 'storm', injections, api: {outcome, rate: 0.3 + random.int(5) / 10, afterMs: random.int(afterMs), ms: 1000 + random.int(4000)}}
 }
 
+/**
+ * Case n's fault with the crash targets an earlier case of the workload could not crash (`carried`) added: a crash
+ * case takes them first, a storm becomes a crash case with that storm (and its API faults); a single fault or a
+ * handover leaves them for a later case. A target gets lost when its write is answered while the last crashed
+ * process is dying: it then moves to the point's next write, which the case may not have.
+ */
+export function withCarried(fault: Fault, carried: CrashTarget[]): Fault {
+  if (carried.length === 0) return fault
+  if (fault.kind === 'crash') return {...fault, targets: [...carried, ...fault.targets.filter((t) => !carried.some((c) => c.point === t.point && c.k === t.k))]}
+  if (fault.kind === 'storm') return {kind: 'crash', targets: carried, storm: fault.injections, ...(fault.api ? {api: fault.api} : {})}
+  return fault
+}
+
 export function describeFault(fault: Fault): string {
   switch (fault.kind) {
     case 'none': return 'none'
-    case 'crash': return `crash after ${fault.targets.map((t) => `${t.point}#${t.k}`).join(', then after ')}${fault.storm ? `; ${fault.storm.length} stale LISTs and watch closes meanwhile` : ''}`
+    case 'crash': return `crash after ${fault.targets.map((t) => `${t.point}#${t.k}`).join(', then after ')}${fault.storm ? `; ${fault.storm.length} stale LISTs and watch closes meanwhile` : ''}${fault.api ? `; ${describeApi(fault.api)}` : ''}`
     case 'storm': {
       const stale = fault.injections.filter((i) => i.kind === 'stale').length
-      const api = fault.api ? `; API ${fault.api.outcome} at ${fault.api.rate * 100} % for ${fault.api.ms} ms from ${fault.api.afterMs} ms` : ''
+      const api = fault.api ? `; ${describeApi(fault.api)}` : ''
       return `storm: ${stale} stale LISTs and ${fault.injections.length - stale} watch closes over ${(fault.injections.at(-1)!.afterMs / 1000).toFixed(1)} s${api}`
     }
     case 'stale': return `stale LIST of ${fault.resource} before step ${fault.atStep}`
@@ -218,8 +237,12 @@ export function describeFault(fault: Fault): string {
   }
 }
 
-export function replayCommand(seed: number, caseId: string): string {
-  return `npm run chaos -- --seed ${seed} --case ${caseId}`
+function describeApi(api: ApiFaultWindow): string {
+  return `API ${api.outcome} at ${api.rate * 100} % for ${api.ms} ms from ${api.afterMs} ms`
+}
+
+export function replayCommand(seed: number, caseId: string, carried: CrashTarget[] = []): string {
+  return `npm run chaos -- --seed ${seed} --case ${caseId}${carried.length ? ` --carry '${carried.map((t) => `${t.point}#${t.k}`).join(';')}'` : ''}`
 }
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignResult> {
@@ -231,9 +254,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   if (selected.length === 0) throw new Error(`no workload for --feature ${options.feature ?? ''} / --case ${options.caseId ?? ''}; features: ${[...new Set(workloads.map((w) => w.feature))].join(', ')}`)
   const violations: Violation[] = []
   const coverage: Coverage[] = []
-  const record = (caseId: string, fault: Fault, result: CaseResult) => {
-    for (const message of result.violations) violations.push({caseId, fault, message, replay: replayCommand(options.seed, caseId)})
+  const record = (caseId: string, fault: Fault, result: CaseResult, carried: CrashTarget[] = []) => {
+    for (const message of result.violations) violations.push({caseId, fault, message, replay: replayCommand(options.seed, caseId, carried)})
   }
+  // Per workload, the crash targets its crash cases could not crash so far (see `withCarried`).
+  const carry = new Map<string, CrashTarget[]>()
   // One reference per workload first (so the time bound still covers every workload), then rounds of cases.
   const references = new Map<string, {result: CaseResult; points: Array<[string, number]>}>()
   for (const workload of selected) {
@@ -245,7 +270,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     references.set(workload.name, {result, points})
     const writePoints = new Map<string, number>()
     for (const [point, k] of points) writePoints.set(point, Math.max(writePoints.get(point) ?? 0, k))
-    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering, staleLists: 0, coalesced: 0})
+    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering, staleLists: 0, coalesced: 0, carried: 0})
     log(`${workload.name}: reference settled in ${result.seconds.toFixed(0)} s, ${points.length} write points, ${result.state.length} objects`)
   }
   // Orderings: the workloads of one group differ only in the order of creations, so their references must agree.
@@ -269,22 +294,26 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const reference = references.get(workload.name)
       if (!reference || Date.now() > deadline) continue
       const cover = coverage.find((c) => c.workload === workload.name)!
-      const fault = faultFor(options.seed, workload, n, reference.points, reference.result.listResources)
+      const carried = onlyN !== undefined ? options.carry ?? [] : carry.get(workload.name) ?? []
+      const fault = withCarried(faultFor(options.seed, workload, n, reference.points, reference.result.listResources), carried)
       const caseId = `${workload.name}:${n}`
       log(`${caseId}: ${describeFault(fault)}`)
       const result = await runCase(workload, fault, {reference: {state: reference.result.state, apiDeletes: reference.result.apiDeletes, crDeletes: reference.result.crDeletes}, log})
       ran = true
       cover.cases++
-      const label = fault.kind === 'fail' ? `fail ${fault.failure}` : fault.kind === 'storm' && fault.api ? `storm + API ${fault.api.outcome}` : fault.kind
+      const label = fault.kind === 'fail' ? `fail ${fault.failure}` : (fault.kind === 'storm' || fault.kind === 'crash') && fault.api ? `${fault.kind} + API ${fault.api.outcome}` : fault.kind
       cover.staleLists += result.counts.staleLists
       cover.coalesced += result.coalesced
       for (const {point, k} of result.crashed.map(splitWrite)) cover.crashed.set(point, (cover.crashed.get(point) ?? new Set<number>()).add(k))
+      if (fault.kind === 'crash') carry.set(workload.name, fault.targets.filter((t) => !cover.crashed.has(t.point)))
       if (result.faultApplied) {
         cover.faults[label] = (cover.faults[label] ?? 0) + 1
       } else {
         cover.faults[`${label} (not reached)`] = (cover.faults[`${label} (not reached)`] ?? 0) + 1
       }
-      record(caseId, fault, result)
+      const carriedIn = carried.filter((c) => fault.kind === 'crash' && fault.targets.includes(c))
+      cover.carried += carriedIn.length
+      record(caseId, fault, result, carriedIn)
       for (const message of result.violations) log(`  VIOLATION ${caseId}: ${message}`)
       log(`${caseId}: ${result.violations.length ? `${result.violations.length} violation(s)` : 'ok'} in ${result.seconds.toFixed(0)} s`)
     }
@@ -330,6 +359,7 @@ export function report(result: CampaignResult, seed: number): string {
   lines.push(`  stale LISTs served (time travel)   ${stale}`)
   lines.push(`  coalescing watch closes            ${coalesced}`)
   lines.push(`  stale + coalesced                  ${stale + coalesced}`)
+  lines.push(`  crash targets carried over         ${result.coverage.reduce((a, c) => a + c.carried, 0)}`)
   lines.push('')
   lines.push('orderings')
   for (const c of result.coverage.filter((c) => c.ordering)) lines.push(`  ${c.ordering!.padEnd(34)} reference + ${c.cases} perturbed`)

@@ -27,7 +27,7 @@ import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
   | {kind: 'none'}
-  | {kind: 'crash'; targets: CrashTarget[]; storm?: StormInjection[]}
+  | {kind: 'crash'; targets: CrashTarget[]; storm?: StormInjection[]; api?: ApiFaultWindow}
   | {kind: 'storm'; injections: StormInjection[]; api?: ApiFaultWindow}
   | {kind: 'stale'; resource: string; atStep: number}
   | {kind: 'coalesce'; resource?: string; atStep: number}
@@ -293,9 +293,10 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
       }
     }
     const injections = fault.kind === 'storm' ? fault.injections : fault.kind === 'crash' ? fault.storm ?? [] : []
+    const api = fault.kind === 'storm' || fault.kind === 'crash' ? fault.api : undefined
     const storming = injections.length ? (async () => {
-      if (fault.kind === 'storm' && fault.api) {
-        const {outcome, rate, afterMs, ms} = fault.api
+      if (api) {
+        const {outcome, rate, afterMs, ms} = api
         setTimeout(() => {
           if (stopping) return
           sim.faults.set(outcome === 'error' ? {errorRate: rate} : outcome === 'rate-limit' ? {rateLimitRate: rate} : {dropRate: rate})
@@ -312,7 +313,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
         if (injection.kind === 'stale' && proxy!.staleList(injection.resource!)) proxy!.closeWatches(injection.resource)
         else if (injection.kind === 'coalesce' && proxy!.closeWatches(injection.resource) > 0) coalesced++
       }
-      if (fault.kind === 'storm' && fault.api) await sleep(Math.max(0, fault.api.afterMs + fault.api.ms - at))
+      if (api) await sleep(Math.max(0, api.afterMs + api.ms - at))
     })() : undefined
     for (let index = 0; index < workload.steps.length; index++) {
       await stepFault(index)
