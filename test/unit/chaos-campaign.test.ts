@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import {once} from 'node:events'
 import net from 'node:net'
-import {crashPoints, faultFor, ownerOf, replayCommand, withCarried} from '../support/chaos/campaign.js'
+import {CarriedTargets, crashPoints, faultFor, ownerOf, replayCommand, withCarried} from '../support/chaos/campaign.js'
 import {Prng} from '../support/chaos/prng.js'
 import {pidOfLocalPort, twoLeaders} from '../support/chaos/replicas.js'
 import {diffStates, normalise, type Fault, type StormInjection} from '../support/chaos/runner.js'
@@ -75,6 +75,27 @@ describe('chaos campaign: decisions and the oracle\'s normalisation', () => {
     for (const fault of [{kind: 'hold', ms: 900, atStep: 1}, {kind: 'handover', partitionMs: 12_000, atStep: 0}] as Fault[]) assert.equal(withCarried(fault, carried), fault)
     assert.equal(replayCommand(4, 'host:3', carried), "npm run chaos -- --seed 4 --case host:3 --carry 'kube host-discovery delete polycrate.io/hosts#1;kube s create polycrate.io/endpoints#2'")
     assert.equal(replayCommand(4, 'host:3'), 'npm run chaos -- --seed 4 --case host:3')
+  })
+
+  it('carried targets: a workload keeps its own lost points; lost common points go to a pool any workload whose reference saw them takes from; crashed points are dropped', () => {
+    const carry = new CarriedTargets()
+    const crashed = new Set<string>()
+    const done = (point: string) => crashed.has(point)
+    const own = {point: 'kube host-discovery delete polycrate.io/hosts', k: 1}
+    const events = {point: 'kube runtime patch core/events', k: 3}
+    const health = {point: 'api api-sync post agent/health', k: 1}
+    crashed.add(health.point)
+    carry.settle('host', [own, events, health], done)
+    const hostPoints = new Map([[own.point, 1], [events.point, 5]])
+    assert.deepEqual(carry.take('host', hostPoints, done), [own, events])
+    assert.deepEqual(carry.take('volume', new Map([[events.point, 2]]), done), [{point: events.point, k: 2}], 'k at most what its reference saw')
+    assert.deepEqual(carry.take('volume', new Map(), done), [], 'a point its reference never saw is not its to crash')
+    carry.settle('volume', [{point: events.point, k: 2}], done)
+    assert.deepEqual(carry.take('certificate', new Map([[events.point, 4]]), done), [events], 'lost again: still one entry in the pool')
+    crashed.add(events.point)
+    assert.deepEqual(carry.take('host', hostPoints, done), [own])
+    carry.settle('host', [own], (point) => point === own.point || done(point))
+    assert.deepEqual(carry.take('host', hostPoints, done), [])
   })
 
   it('two leaders: writers in time order form one block per process; a process writing again after another took over is a violation', () => {

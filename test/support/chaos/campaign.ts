@@ -207,7 +207,7 @@ function storm(random: Prng, lists: string[], withApiFaults: boolean): Extract<F
 }
 
 /**
- * Case n's fault with the crash targets an earlier case of the workload could not crash (`carried`) added: a crash
+ * Case n's fault with the crash targets earlier cases could not crash (`carried`, see `CarriedTargets`) added: a crash
  * case takes them first, a storm becomes a crash case with that storm (and its API faults); a single fault or a
  * handover leaves them for a later case. A target gets lost when its write is answered while the last crashed
  * process is dying: it then moves to the point's next write, which the case may not have.
@@ -217,6 +217,30 @@ export function withCarried(fault: Fault, carried: CrashTarget[]): Fault {
   if (fault.kind === 'crash') return {...fault, targets: [...carried, ...fault.targets.filter((t) => !carried.some((c) => c.point === t.point && c.k === t.k))]}
   if (fault.kind === 'storm') return {kind: 'crash', targets: carried, storm: fault.injections, ...(fault.api ? {api: fault.api} : {})}
   return fault
+}
+
+/**
+ * The crash targets that crash cases lost so far (see `withCarried`), until some case crashes their point. A workload's
+ * own points stay with it; the points every workload has (the API agent's, the OperatorConfig status, Events) go to a
+ * pool that any workload whose reference saw them takes from (k at most its reference's count), as the workload that
+ * lost one may have no crash case left in the time.
+ */
+export class CarriedTargets {
+  private readonly own = new Map<string, CrashTarget[]>()
+  private common: CrashTarget[] = []
+  /** What a case of `workload` takes: its reference saw `writePoints` (point → writes); `crashed` says which points are done. */
+  take(workload: string, writePoints: Map<string, number>, crashed: (point: string) => boolean): CrashTarget[] {
+    const own = (this.own.get(workload) ?? []).filter((t) => !crashed(t.point))
+    const common = this.common.filter((t) => !crashed(t.point) && writePoints.has(t.point))
+    return [...own, ...common.map((t) => ({point: t.point, k: Math.min(t.k, writePoints.get(t.point)!)}))]
+  }
+  /** After a crash case of `workload` with `targets`: those whose point no case crashed are carried. */
+  settle(workload: string, targets: CrashTarget[], crashed: (point: string) => boolean): void {
+    const lost = targets.filter((t) => !crashed(t.point))
+    this.own.set(workload, lost.filter((t) => !COMMON.test(t.point)))
+    const common = this.common.filter((t) => !crashed(t.point))
+    this.common = [...common, ...lost.filter((t) => COMMON.test(t.point) && !common.some((c) => c.point === t.point))]
+  }
 }
 
 export function describeFault(fault: Fault): string {
@@ -257,8 +281,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const record = (caseId: string, fault: Fault, result: CaseResult, carried: CrashTarget[] = []) => {
     for (const message of result.violations) violations.push({caseId, fault, message, replay: replayCommand(options.seed, caseId, carried)})
   }
-  // Per workload, the crash targets its crash cases could not crash so far (see `withCarried`).
-  const carry = new Map<string, CrashTarget[]>()
+  const carry = new CarriedTargets()
+  const crashedAnywhere = (point: string) => coverage.some((c) => c.crashed.has(point))
   // One reference per workload first (so the time bound still covers every workload), then rounds of cases.
   const references = new Map<string, {result: CaseResult; points: Array<[string, number]>}>()
   for (const workload of selected) {
@@ -294,7 +318,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const reference = references.get(workload.name)
       if (!reference || Date.now() > deadline) continue
       const cover = coverage.find((c) => c.workload === workload.name)!
-      const carried = onlyN !== undefined ? options.carry ?? [] : carry.get(workload.name) ?? []
+      const carried = onlyN !== undefined ? options.carry ?? [] : carry.take(workload.name, cover.writePoints, crashedAnywhere)
       const fault = withCarried(faultFor(options.seed, workload, n, reference.points, reference.result.listResources), carried)
       const caseId = `${workload.name}:${n}`
       log(`${caseId}: ${describeFault(fault)}`)
@@ -305,7 +329,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       cover.staleLists += result.counts.staleLists
       cover.coalesced += result.coalesced
       for (const {point, k} of result.crashed.map(splitWrite)) cover.crashed.set(point, (cover.crashed.get(point) ?? new Set<number>()).add(k))
-      if (fault.kind === 'crash') carry.set(workload.name, fault.targets.filter((t) => !cover.crashed.has(t.point)))
+      if (fault.kind === 'crash') carry.settle(workload.name, fault.targets, crashedAnywhere)
       if (result.faultApplied) {
         cover.faults[label] = (cover.faults[label] ?? 0) + 1
       } else {
