@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type {KubeClient, ResourceRef} from '../../src/kube/client.js'
 import {silentLogger} from '../../src/lib/logger.js'
+import {finalizers} from '../../src/operator/conventions.js'
 import {ObjectCache} from '../../src/operator/runtime/cache.js'
 import {bucketFacts, credentialsEvent, S3BucketProvisioner, type S3BucketObject, type SecretObject} from '../../src/operator/kinds/s3bucket/provisioner.js'
 
@@ -64,5 +65,46 @@ describe('S3Bucket provisioner (the parts of its reconcile)', () => {
       assert.deepEqual(calls, ['patch status Pending', 'patch status Pending'])
       assert.deepEqual(events, [])
     })
+  })
+
+  describe('a CR that goes (its finalizer): which API bucket goes with it', () => {
+    const buckets = [{id: 'b-logs', name: 'logs', is_deleted: false}, {id: 'b-old', name: 'old', is_deleted: true}]
+    const cases: Array<[string, {policy: string; status?: Record<string, unknown>; name?: string}, string[]]> = [
+      ['delete, id recorded: that bucket, nothing looked up', {policy: 'delete', status: {bucket_id: 'b-1', region: 'fsn1'}}, ['delete b-1']],
+      ['delete, no id but the region (a crash between the create and the status write): the bucket of its name and region', {policy: 'delete', status: {phase: 'Provisioning', region: 'fsn1'}}, ['regions', 'list logs in r-fsn1', 'delete b-logs']],
+      ['delete, no id, none of that name in the API: nothing', {policy: 'delete', status: {phase: 'Provisioning', region: 'fsn1'}, name: 'other'}, ['regions', 'list other in r-fsn1']],
+      ['delete, no id, a deleted one of that name: nothing', {policy: 'delete', status: {phase: 'Error', region: 'fsn1'}, name: 'old'}, ['regions', 'list old in r-fsn1']],
+      ['delete, neither id nor region (never got to the create): nothing looked up', {policy: 'delete', status: {phase: 'Error'}}, []],
+      ['retain, no id but the region: nothing looked up', {policy: 'retain', status: {phase: 'Provisioning', region: 'fsn1'}}, []],
+      ['retain, id recorded: kept', {policy: 'retain', status: {bucket_id: 'b-1', region: 'fsn1'}}, []],
+    ]
+    for (const [name, {policy, status, name: bucketName}, expected] of cases) {
+      it(name, async () => {
+        const apiCalls: string[] = []
+        const kubeCalls: string[] = []
+        const api = {
+          s3Regions: {listAll: async () => { apiCalls.push('regions'); return [{id: 'r-fsn1', name: 'fsn1'}] }},
+          s3Buckets: {
+            listAll: async (query: {name_exact: string; region: string}) => { apiCalls.push(`list ${query.name_exact} in ${query.region}`); return buckets.filter((b) => b.name === query.name_exact) },
+            delete: async (id: string) => { apiCalls.push(`delete ${id}`); return 'deleted' },
+          },
+        }
+        const client = {
+          getOrUndefined: async () => ({metadata: {name: 's3buckets.polycrate.io'}}),
+          mergePatch: async (_ref: ResourceRef, patch: {metadata?: {finalizers?: string[]}}) => { kubeCalls.push(`finalizers ${JSON.stringify(patch.metadata?.finalizers)}`); return {} },
+        } as unknown as KubeClient
+        const cache = new ObjectCache<S3BucketObject>()
+        cache.upsert({apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', status,
+          metadata: {name: 'b', namespace: 'ns', uid: 'u', resourceVersion: '1', generation: 1, deletionTimestamp: '2026-12-02T06:00:00Z', finalizers: [finalizers.s3Bucket]},
+          spec: {name: bucketName ?? 'logs', reclaim_policy: policy} as never})
+        const provisioner = new S3BucketProvisioner({
+          session: {client: api as never, problem: undefined}, client, buckets: cache, secrets: new ObjectCache<SecretObject>(),
+          events: {record: async () => {}}, intervalMs: 60_000,
+        })
+        await provisioner.reconcile({key: 'ns/b', logger: silentLogger, signal: new AbortController().signal})
+        assert.deepEqual(apiCalls, expected)
+        assert.deepEqual(kubeCalls, ['finalizers []'], 'the finalizer is released')
+      })
+    }
   })
 })

@@ -164,7 +164,7 @@ export class S3BucketProvisioner {
       logger.info('S3 bucket was deleted on the API side; provisioning it again', {bucketId: knownId})
       await events.record(object, 'Warning', 'BucketRecreated', `The S3 bucket ${knownId} was deleted in the Polycrate API; it is created again (its objects are gone).`)
     }
-    const existing = (await api.s3Buckets.listAll({name_exact: name, region: region.id}, {signal})).find((bucket) => bucket.name === name && !bucket.is_deleted)
+    const existing = await this.bucketByName(api, name, region, signal)
     if (existing) {
       if (existing.id !== knownId) {
         logger.info('existing S3 bucket adopted', {bucketId: existing.id})
@@ -173,6 +173,11 @@ export class S3BucketProvisioner {
       return {bucket: existing, adopted: true}
     }
     return this.createBucket(object, api, region, logger, signal)
+  }
+
+  /** The live bucket of that name in that region (the key a bucket is adopted by). */
+  private async bucketByName(api: PolycrateApiClient, name: string, region: ResolvedRegion, signal: AbortSignal): Promise<S3Bucket | undefined> {
+    return (await api.s3Buckets.listAll({name_exact: name, region: region.id}, {signal})).find((bucket) => bucket.name === name && !bucket.is_deleted)
   }
 
   /** The bucket of the status, unless the API deleted it. */
@@ -203,20 +208,37 @@ export class S3BucketProvisioner {
     return {bucket, adopted: !created}
   }
 
-  /** reclaim_policy: delete → the API bucket goes first; retain → it stays (an Event either way). */
+  /**
+   * reclaim_policy: delete → the API bucket goes first; retain → it stays (an Event either way). A CR that goes
+   * without a recorded bucket id but with its region recorded (written just before the create) may have a bucket: a
+   * process that died between the create and the status write left it unrecorded. Its name and region find it, as
+   * the next reconcile would have adopted it.
+   */
   private async cleanup(object: S3BucketObject, logger: Logger, signal: AbortSignal): Promise<void> {
     const {session, events} = this.options
-    const bucketId = object.status?.bucket_id as string | undefined
-    if (object.spec.reclaim_policy === 'delete' && bucketId) {
+    const recordedId = object.status?.bucket_id as string | undefined
+    const name = String(object.status?.bucket_name ?? object.spec.name)
+    if (object.spec.reclaim_policy === 'delete' && (recordedId || object.status?.region)) {
       const api = session.client
-      if (!api) throw new Error(`cannot delete S3 bucket ${bucketId} (reclaim_policy: delete) yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
+      if (!api) throw new Error(`cannot delete S3 bucket ${recordedId ?? name} (reclaim_policy: delete) yet: ${session.problem ?? 'the Polycrate API is not connected'}`)
+      const bucketId = recordedId ?? await this.unrecordedBucket(object, api, logger, signal)
+      if (!bucketId) return
       const outcome = await api.s3Buckets.delete(bucketId, {signal})
       logger.info('S3 bucket deleted from the API (reclaim_policy: delete)', {bucketId, outcome})
-      await events.record(object, 'Normal', 'BucketDeleted', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) was deleted in the Polycrate API (reclaim_policy: delete).`)
-    } else if (bucketId) {
-      logger.info('S3 bucket kept in the API (reclaim_policy: retain)', {bucketId})
-      await events.record(object, 'Normal', 'BucketRetained', `The S3 bucket ${String(object.status?.bucket_name)} (${bucketId}) stays in the Polycrate API (reclaim_policy: retain).`)
+      await events.record(object, 'Normal', 'BucketDeleted', `The S3 bucket ${name} (${bucketId}) was deleted in the Polycrate API (reclaim_policy: delete).`)
+    } else if (recordedId) {
+      logger.info('S3 bucket kept in the API (reclaim_policy: retain)', {bucketId: recordedId})
+      await events.record(object, 'Normal', 'BucketRetained', `The S3 bucket ${name} (${recordedId}) stays in the Polycrate API (reclaim_policy: retain).`)
     }
+  }
+
+  /** The id of the bucket a CR without a recorded id would adopt: spec.name in the region its status recorded. */
+  private async unrecordedBucket(object: S3BucketObject, api: PolycrateApiClient, logger: Logger, signal: AbortSignal): Promise<string | undefined> {
+    const region = await resolveRegion(api, object.status?.region as string, signal)
+    if ('problem' in region) return undefined
+    const bucket = await this.bucketByName(api, object.spec.name, region, signal)
+    if (bucket) logger.info('S3Bucket CR goes without a recorded bucket id; the bucket of its name and region goes with it', {bucketId: bucket.id})
+    return bucket?.id
   }
 
   private async writeStatus(object: S3BucketObject, phase: S3Phase, reason: string, message: string, facts: S3StatusFacts, signal: AbortSignal): Promise<void> {
