@@ -85,7 +85,10 @@ describe('S3Bucket provisioner (the parts of its reconcile)', () => {
         const api = {
           s3Regions: {listAll: async () => { apiCalls.push('regions'); return [{id: 'r-fsn1', name: 'fsn1'}] }},
           s3Buckets: {
-            listAll: async (query: {name_exact: string; region: string}) => { apiCalls.push(`list ${query.name_exact} in ${query.region}`); return buckets.filter((b) => b.name === query.name_exact) },
+            list: async function* (query: {name_exact: string; region: string}) {
+              apiCalls.push(`list ${query.name_exact} in ${query.region}`)
+              yield* buckets.filter((b) => b.name === query.name_exact)
+            },
             delete: async (id: string) => { apiCalls.push(`delete ${id}`); return 'deleted' },
           },
         }

@@ -335,7 +335,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       } else {
         cover.faults[`${label} (not reached)`] = (cover.faults[`${label} (not reached)`] ?? 0) + 1
       }
-      const carriedIn = carried.filter((c) => fault.kind === 'crash' && fault.targets.includes(c))
+      const carriedIn = fault.kind === 'crash' ? carried : [] // withCarried took all of them, or none
       cover.carried += carriedIn.length
       record(caseId, fault, result, carriedIn)
       for (const message of result.violations) log(`  VIOLATION ${caseId}: ${message}`)

@@ -3,7 +3,7 @@
  * (known, adopted or created), its keys and the credentials Secret, the status and the Events. Keys live only in the
  * Secret's data: never in logs, Events, conditions, status or errors.
  */
-import {adoptOrCreate, ApiNotFoundError, type PolycrateApiClient, type S3Bucket} from '../../../api/index.js'
+import {adoptOrCreate, ApiNotFoundError, findExisting, type PolycrateApiClient, type S3Bucket} from '../../../api/index.js'
 import {API_VERSION, crdFullName, crdResource, type CustomObject} from '../../../crds/define.js'
 import {s3BucketCrd, type S3BucketSpec} from '../../../crds/s3-bucket.js'
 import type {KubeClient, KubeObject} from '../../../kube/client.js'
@@ -177,7 +177,7 @@ export class S3BucketProvisioner {
 
   /** The live bucket of that name in that region (the key a bucket is adopted by). */
   private async bucketByName(api: PolycrateApiClient, name: string, region: ResolvedRegion, signal: AbortSignal): Promise<S3Bucket | undefined> {
-    return (await api.s3Buckets.listAll({name_exact: name, region: region.id}, {signal})).find((bucket) => bucket.name === name && !bucket.is_deleted)
+    return findExisting(api.s3Buckets, {lookup: {name_exact: name, region: region.id}, matches: (bucket) => bucket.name === name && !bucket.is_deleted, signal})
   }
 
   /** The bucket of the status, unless the API deleted it. */
