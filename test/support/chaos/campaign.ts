@@ -89,6 +89,8 @@ export interface CampaignOptions {
   feature?: string
   /** Only these workloads (by name). */
   workloads?: string[]
+  /** At most this many rounds of cases after the references (the time bound still applies). */
+  rounds?: number
   /** Only this case (`<workload>:<n>`), for replays. */
   caseId?: string
   /** Crash targets carried into that case from earlier ones (see `withCarried`), as its replay command gives them. */
@@ -312,7 +314,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     }
   }
   const onlyN = options.caseId ? Number(options.caseId.split(':')[1]) : undefined
-  for (let n = onlyN ?? 1; ; n++) {
+  for (let n = onlyN ?? 1; options.rounds === undefined || n <= options.rounds; n++) {
     let ran = false
     for (const workload of selected) {
       const reference = references.get(workload.name)
