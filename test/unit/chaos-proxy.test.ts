@@ -37,6 +37,17 @@ describe('chaos kube fault proxy: decisions', () => {
     assert.deepEqual(counter.points.slice(0, 5), ['kube sync create polycrate.io/endpoints#1', 'kube runtime create core/events#1', 'kube sync create polycrate.io/endpoints#2', 'kube sync create polycrate.io/endpoints#3', 'api sync post endpoints#1'])
   })
 
+  it('a target that needs the process\'s history (an Event\'s count patch) fires first; the others move to their next write', () => {
+    const events = 'kube runtime patch core/events'
+    const counter = new WriteCounter([{point: 'kube sync create polycrate.io/endpoints', k: 1}, {point: events, k: 1}, {point: 'api sync post endpoints', k: 2}])
+    assert.equal(counter.record('kube sync create polycrate.io/endpoints'), false, 'waits: a crash now would restart the process before its Event repeats')
+    assert.equal(counter.record('api sync post endpoints'), false)
+    assert.equal(counter.record('api sync post endpoints'), false, 'its write 2 came while the Event patch was pending: moved to write 3')
+    assert.equal(counter.record(events), true)
+    assert.equal(counter.record('kube sync create polycrate.io/endpoints'), true, 'moved from write 1 to write 2, armed now')
+    assert.equal(counter.record('api sync post endpoints'), true, 'write 3')
+  })
+
   it('a write point names the controller from the User-Agent (runtime without one), the verb and the resource', () => {
     assert.equal(writePoint('kube', 'polycrate-operator/1.4.0 controller/host-discovery', 'patch', 'polycrate.io/hosts/status'), 'kube host-discovery patch polycrate.io/hosts/status')
     assert.equal(writePoint('api', 'polycrate-operator/1.4.0', 'post', 'agent/health'), 'api runtime post agent/health')
