@@ -27,6 +27,7 @@ import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../src/operator/conventions.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
 import {smokeVerdict, type SmokeEndpoint} from './sandbox-smoke.js'
+import {upstreamCrd} from '../test/support/upstream-crds.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const {values} = parseArgs({options: {
@@ -109,10 +110,9 @@ async function smoke(api: ApiSimulator): Promise<never> {
 
 try {
   await installCrds(client, customResourceDefinitions(allCrds))
-  const crdDir = path.resolve(root, '../shared/fixtures/crds')
   for (const file of ['gateway.networking.k8s.io_gatewayclasses.yaml', 'gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
     try {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)
     } catch (error) {

@@ -4,16 +4,13 @@
  * deletion, CRDs going and coming back; malformed inputs; an API brown-out during the initial sync.
  */
 import assert from 'node:assert/strict'
-import {readFileSync} from 'node:fs'
-import path from 'node:path'
-import yaml from 'js-yaml'
 import type {KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
-const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
 const crdFiles = ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml', 'cert-manager.io_certificates.yaml']
 const crdNames = ['backups.velero.io', 'schedules.velero.io', 'backups.postgresql.cnpg.io', 'scheduledbackups.postgresql.cnpg.io', 'certificates.cert-manager.io']
 const features = ['velero-backup-discovery', 'velero-schedule-discovery', 'cnpg-backup-discovery', 'cnpg-schedule-discovery', 'certificate-discovery']
@@ -44,7 +41,7 @@ describe('Backup and Certificate discovery (in-process operator, upstream CRDs i
   }
   const installCrds = async () => {
     for (const file of crdFiles) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(harness.client, crd)
       await waitEstablished(harness.client, crd.metadata.name)
     }

@@ -5,16 +5,13 @@
  * CloudNativePG backups and ScheduledBackups likewise.
  */
 import assert from 'node:assert/strict'
-import {readFileSync} from 'node:fs'
-import path from 'node:path'
-import yaml from 'js-yaml'
 import type {KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually} from '../support/operator-process.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
-const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
 const crdFiles = ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml']
 
 const velero = (plural: string, namespace?: string, name?: string): ResourceRef => ({group: 'velero.io', version: 'v1', plural, namespace, name})
@@ -28,7 +25,7 @@ describe('Backup → BackupSchedule link in the API, whatever the order (in-proc
     // Five Schedule/Backup pairs exist before the operator starts (an operator installed beside a running Velero).
     setup: async () => {
       for (const file of crdFiles) {
-        const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+        const crd = upstreamCrd(file)
         await applyCrd(harness.client, crd)
         await waitEstablished(harness.client, crd.metadata.name)
       }

@@ -10,6 +10,7 @@ import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {applyCrd, CrdRejectedError, waitEstablished} from '../../src/kube/crd-install.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
+import {UPSTREAM_CRD_DIR, upstreamCrd} from '../support/upstream-crds.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 const crdRef = (name: string) => ({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
@@ -145,12 +146,11 @@ describe('CRDs on a real kube-apiserver', () => {
     }
   })
 
-  describe('the upstream CRDs of ../shared/fixtures/crds', () => {
-    const dir = path.resolve(root, '../shared/fixtures/crds')
-    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'))
+  describe('the upstream CRDs of test/fixtures/crds', () => {
+    const files = readdirSync(UPSTREAM_CRD_DIR).filter((f) => f.endsWith('.yaml'))
     for (const file of files) {
       it(`${file} installs and becomes Established`, async () => {
-        const crd = yaml.load(readFileSync(path.join(dir, file), 'utf8')) as {metadata: {name: string}}
+        const crd = upstreamCrd(file)
         await applyCrd(client, crd)
         await waitEstablished(client, crd.metadata.name)
       })

@@ -10,6 +10,7 @@ import {freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
 import {ingressRef} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/discovery')
 const ingressExamples = yaml.loadAll(readFileSync(path.join(fixtures, 'ingress-examples.yaml'), 'utf8')) as KubeObject[]
@@ -268,9 +269,8 @@ describe('endpoint discovery (in-process operator, real apiserver)', function ()
   })
 
   it('HTTPRoute discovery starts when the Gateway API CRDs appear; TLS and port come from the listener; HTTPRoute wins the host over an Ingress', async () => {
-    const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
     for (const file of ['gateway.networking.k8s.io_gatewayclasses.yaml', 'gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(harness.client, crd)
       await waitEstablished(harness.client, crd.metadata.name)
     }

@@ -31,10 +31,10 @@ import {freshNamespace} from '../support/cluster.js'
 import {ctr} from '../support/node-host.js'
 import {nodeUnsupportedReason, startCluster, type NodeCluster} from '../support/node.js'
 import {eventually} from '../support/operator-process.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '../..')
-const crdFixtures = path.resolve(root, '../shared/fixtures/crds')
 const unsupported = nodeUnsupportedReason()
 const suite = unsupported ? describe.skip : describe
 
@@ -172,7 +172,7 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     // The DNS01 webhook's manifests include a cert-manager Issuer and Certificate (no cert-manager runs here: the
     // operator then serves with a certificate it makes itself).
     const crds = []
-    for (const file of ['cert-manager.io_certificates.yaml', 'cert-manager.io_issuers.yaml']) crds.push(yaml.load(await readFile(path.join(crdFixtures, file), 'utf8')) as KubeObject & {metadata: {name: string}})
+    for (const file of ['cert-manager.io_certificates.yaml', 'cert-manager.io_issuers.yaml']) crds.push(upstreamCrd(file) as KubeObject & {metadata: {name: string}})
     await installCrds(client, crds)
 
     // The Polycrate API where the Pods reach the host.

@@ -23,8 +23,8 @@ import {operatorPermissions} from '../../src/operator/operator.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {eventually} from '../support/operator-process.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
-const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
 const VM_CRD = 'vmservicescrapes.operator.victoriametrics.com'
 const TOKEN = 'agent-token-that-must-stay-secret'
 
@@ -165,7 +165,7 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
 
   it('uninstall releases the operator\'s finalizers on users\' objects, whose deletes then finish; CRs and CRDs stay; a second run is harmless', async () => {
     for (const file of ['gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)
     }

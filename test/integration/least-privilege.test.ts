@@ -7,11 +7,9 @@
  * label on its own Pod) → not one 403; and the same token cannot write outside what was declared.
  */
 import assert from 'node:assert/strict'
-import {readFileSync} from 'node:fs'
 import {mkdtemp, readFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
-import yaml from 'js-yaml'
 import {KubeApiError, KubeClient, type KubeObject, type ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
@@ -25,8 +23,8 @@ import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
-const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
 const refOf = (object: KubeObject): ResourceRef => {
   const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') as [string, string] : ['', object.apiVersion!]
   const plural = `${object.kind!.toLowerCase()}s`.replace(/ys$/, 'ies')
@@ -53,7 +51,7 @@ describe('least privilege: the operator under the generated RBAC', function () {
     await ensureCrds()
     admin = adminClient()
     for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'cert-manager.io_certificates.yaml']) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(admin, crd)
       await waitEstablished(admin, crd.metadata.name)
     }

@@ -5,9 +5,6 @@
  */
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
-import {readFileSync} from 'node:fs'
-import path from 'node:path'
-import yaml from 'js-yaml'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import type {ApiSimulator} from '../support/api-simulator/index.js'
@@ -15,6 +12,7 @@ import {controlPlane, freshNamespace} from '../support/cluster.js'
 import {configRef, ingressRef} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
 import {eventually, startOperator} from '../support/operator-process.js'
+import {upstreamCrd} from '../support/upstream-crds.js'
 
 type Synced = KubeObject & {metadata: {uid: string; name: string; namespace: string}; status?: {phase?: string; apiID?: string; api_id?: string}}
 
@@ -46,9 +44,8 @@ describe('restarts and setting toggles change nothing (in-process operator, simu
     ;({client, sim, namespace: operatorNamespace} = harness)
     // Velero, CloudNativePG and cert-manager CRDs, and one object of each kind the backup and certificate
     // discovery read.
-    const crdDir = path.resolve(import.meta.dirname, '../../../shared/fixtures/crds')
     for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml', 'cert-manager.io_certificates.yaml']) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)
     }

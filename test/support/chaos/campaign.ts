@@ -4,9 +4,6 @@
  * the campaign decides it (the operator's own timing still varies). What case n is: see `faultFor`; which write points
  * a crash case takes: see `crashPoints`.
  */
-import {readFileSync} from 'node:fs'
-import path from 'node:path'
-import yaml from 'js-yaml'
 import {applyCrd, waitEstablished} from '../../../src/kube/crd-install.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client.js'
 import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
@@ -14,8 +11,8 @@ import {pointResource, splitWrite, type CrashTarget, type FailKind} from './kube
 import {Prng} from './prng.js'
 import {diffStates, runCase, type ApiFaultWindow, type CaseResult, type Fault, type StormInjection} from './runner.js'
 import {workloads, type Workload} from './workloads.js'
+import {upstreamCrd} from '../upstream-crds.js'
 
-const crdDir = path.resolve(import.meta.dirname, '../../../../shared/fixtures/crds')
 
 /**
  * The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`);
@@ -26,7 +23,7 @@ export async function installCampaignCrds(): Promise<void> {
   const client = adminClient()
   try {
     for (const file of ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml', 'cert-manager.io_certificates.yaml']) {
-      const crd = yaml.load(readFileSync(path.join(crdDir, file), 'utf8')) as {metadata: {name: string}}
+      const crd = upstreamCrd(file)
       await applyCrd(client, crd)
       await waitEstablished(client, crd.metadata.name)
     }
