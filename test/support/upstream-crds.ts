@@ -8,7 +8,9 @@ import yaml from 'js-yaml'
  */
 export const UPSTREAM_CRD_DIR = path.resolve(import.meta.dirname, '../fixtures/crds')
 
+export interface UpstreamCrd {apiVersion: string; kind: string; metadata: {name: string}}
+
 /** One of them, parsed (`<group>_<plural>.yaml`). */
-export function upstreamCrd(file: string): {apiVersion: string; kind: string; metadata: {name: string}} {
-  return yaml.load(readFileSync(path.join(UPSTREAM_CRD_DIR, file), 'utf8')) as {apiVersion: string; kind: string; metadata: {name: string}}
+export function upstreamCrd(file: string): UpstreamCrd {
+  return yaml.load(readFileSync(path.join(UPSTREAM_CRD_DIR, file), 'utf8')) as UpstreamCrd
 }

@@ -13,7 +13,6 @@ import {diffStates, runCase, type ApiFaultWindow, type CaseResult, type Fault, t
 import {workloads, type Workload} from './workloads.js'
 import {upstreamCrd} from '../upstream-crds.js'
 
-
 /**
  * The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`);
  * then waits until the garbage collector collects polycrate.io CRs by their ownerReferences.
