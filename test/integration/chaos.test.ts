@@ -5,10 +5,11 @@
  * no violation. `npm run chaos` runs the full campaign.
  */
 import assert from 'node:assert/strict'
-import {installCampaignCrds, report, runCampaign, type CampaignResult} from '../support/chaos/campaign.js'
+import {clearLeftoverCrs, installCampaignCrds, report, runCampaign, type CampaignResult} from '../support/chaos/campaign.js'
 
 describe('fault campaign, bounded (operator processes behind the kube fault proxy, real apiserver, simulator)', function () {
   this.timeout(10 * 60_000)
+  beforeEach(clearLeftoverCrs)
 
   it('seed 7, about 4 minutes: 0 violations', async () => {
     await installCampaignCrds()

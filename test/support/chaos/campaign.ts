@@ -10,8 +10,35 @@ import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
 import {pointResource, splitWrite, type CrashTarget, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
 import {diffStates, runCase, type ApiFaultWindow, type CaseResult, type Fault, type StormInjection} from './runner.js'
-import {workloads, type Workload} from './workloads.js'
+import {ignoreNotFound, workloads, type Workload} from './workloads.js'
 import {upstreamCrd} from '../upstream-crds.js'
+import {allCrds} from '../../../src/crds/index.js'
+import {crdResource} from '../../../src/crds/define.js'
+
+/**
+ * In the integration run's shared control plane, other test files leave polycrate.io CRs behind, some with a finalizer
+ * of ours in a terminating namespace (their operator is gone). A campaign's operator syncs every such CR and releases
+ * those being deleted in the middle of a case, and the oracle would take those writes and API deletes for the
+ * workload's (a fresh-clone CI saw a reference with 1,054 writes and "an API DELETE the reference never made"). So a
+ * campaign there starts from a clean slate: every polycrate.io CR but the OperatorConfigs is released and deleted.
+ */
+export async function clearLeftoverCrs(): Promise<void> {
+  const client = adminClient()
+  try {
+    for (const definition of allCrds.filter((crd) => crd.kind !== 'OperatorConfig')) {
+      const list = await client.get<KubeObject & {items?: KubeObject[]}>(crdResource(definition))
+      for (const item of list.items ?? []) {
+        const ref = {...crdResource(definition), namespace: item.metadata?.namespace, name: item.metadata!.name!}
+        await ignoreNotFound(async () => {
+          if ((item.metadata?.finalizers as string[] | undefined)?.length) await client.mergePatch(ref, {metadata: {finalizers: null}})
+          await client.delete(ref)
+        })
+      }
+    }
+  } finally {
+    client.close()
+  }
+}
 
 /**
  * The Velero, CloudNativePG and cert-manager CRDs the workloads need (the polycrate.io CRDs come from `ensureCrds`);

@@ -86,7 +86,7 @@ const ingress = (namespace: string, name: string, hosts: string[]) => ({
   spec: {rules: hosts.map((host) => ({host, http: {paths: [{path: '/', pathType: 'Prefix', backend: {service: {name: 'svc', port: {number: 80}}}}]}}))},
 })
 
-const ignoreNotFound = async (call: () => Promise<unknown>) => {
+export const ignoreNotFound = async (call: () => Promise<unknown>) => {
   try {
     await call()
   } catch (error) {
