@@ -5,7 +5,7 @@ export const kubeFlagSpecs = {
   kubeconfig: {
     type: 'string',
     path: 'file',
-    summary: 'Path to the kubeconfig (default: in-cluster service account, then $KUBECONFIG, then ~/.kube/config).',
+    summary: 'Path to the kubeconfig (default: $KUBECONFIG, then the in-cluster service account in a Pod, then ~/.kube/config).',
   },
   context: {type: 'string', summary: 'Kubeconfig context to use (default: its current context).'},
 } as const satisfies FlagSpecs

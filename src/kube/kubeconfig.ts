@@ -12,8 +12,8 @@ export interface LoadedKubeConfig {
 }
 
 /**
- * Loads the kubeconfig the way the operator documents it: `--kubeconfig`; inside a pod with no flag, the
- * in-cluster service account; then `$KUBECONFIG` (a list, merged like kubectl); then `~/.kube/config`.
+ * Loads the kubeconfig in client-go's order (kubeConfigSource): `--kubeconfig`; then `$KUBECONFIG` (a list, merged
+ * like kubectl); then, in a Pod, the in-cluster service account; then `~/.kube/config`.
  */
 export function loadKubeConfig(options: KubeConfigOptions = {}): LoadedKubeConfig {
   const kubeConfig = new KubeConfig()

@@ -141,8 +141,19 @@ export interface Unsupported {
 export type KubeConfigSource = {inCluster: true; source: string} | {inCluster?: false; files: string[]; source: string}
 
 /**
- * The order the operator documents (both readers follow it): `--kubeconfig`; inside a pod with no flag, the
- * in-cluster service account; then `$KUBECONFIG` (a list; missing files are skipped); then `~/.kube/config`.
+ * Whether this process runs in a Pod with the in-cluster service account: KUBERNETES_SERVICE_HOST and
+ * KUBERNETES_SERVICE_PORT are set (the kubelet sets them in every container) and the token is mounted, which is what
+ * client-go's `rest.InClusterConfig` needs. `rootPrefix` moves the mount (tests use a fake one).
+ */
+export function inClusterServiceAccount(options: Pick<KubeConfigOptions, 'env' | 'rootPrefix'> = {}): boolean {
+  const env = options.env ?? process.env
+  return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) && existsSync(`${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}/token`)
+}
+
+/**
+ * The order of client-go and controller-runtime (both readers follow it): `--kubeconfig`; then `$KUBECONFIG` (a
+ * list; missing files are skipped); then, in a Pod, the in-cluster service account; then `~/.kube/config`. A
+ * `$KUBECONFIG` set in a Pod wins over its service account (a CI job or toolbox Pod acting on another cluster).
  * Throws KubeConfigError naming what to fix when none of them exists.
  */
 export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSource {
@@ -151,9 +162,6 @@ export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSou
     const file = path.resolve(options.kubeconfig)
     if (!existsSync(file)) throw new KubeConfigError(`Kubeconfig ${file} does not exist: check the --kubeconfig path.`)
     return {files: [file], source: file}
-  }
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(`${options.rootPrefix ?? ''}${SERVICE_ACCOUNT_DIR}/token`)) {
-    return {inCluster: true, source: 'in-cluster service account'}
   }
   if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(path.delimiter).filter((file) => file.length > 0)
@@ -165,14 +173,15 @@ export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSou
     }
     return {files: present, source: `$KUBECONFIG (${present.join(path.delimiter)})`}
   }
+  if (inClusterServiceAccount(options)) return {inCluster: true, source: 'in-cluster service account'}
   const file = path.join(options.home ?? homedir(), '.kube', 'config')
   if (!existsSync(file)) throw new KubeConfigError(`No kubeconfig found: pass --kubeconfig <file>, set $KUBECONFIG, or create ${file}.`)
   return {files: [file], source: file}
 }
 
 /**
- * `--kubeconfig`; inside a pod with no flag, the in-cluster service account; then `$KUBECONFIG` (a list, merged as
- * client-node merges it: a later file's current-context wins); then `~/.kube/config`.
+ * `--kubeconfig`; then `$KUBECONFIG` (a list, merged as client-node merges it: a later file's current-context wins);
+ * then, in a Pod, the in-cluster service account; then `~/.kube/config` (kubeConfigSource).
  * Throws KubeConfigError with `loadKubeConfig`'s messages.
  */
 export function loadLightKubeConfig(options: KubeConfigOptions = {}, now: () => number = Date.now): LightLoadedKubeConfig | Unsupported {

@@ -151,10 +151,11 @@ describe('loadLightKubeConfig (the fast path\'s kubeconfig reader) reads as load
 
     for (const [host, port, server] of [['10.0.0.1', '443', 'https://10.0.0.1:443'], ['fd00::1', '6443', 'https://[fd00::1]:6443']]) {
       it(`${host}:${port} → ${server}, the mounted CA, token and namespace`, async () => {
-        // client-node reads process.env; the light reader the env it is given (the same here)
+        // client-node reads process.env; the light reader the env it is given (the same here, without a $KUBECONFIG
+        // of the machine's, which comes first)
         process.env.KUBERNETES_SERVICE_HOST = host
         process.env.KUBERNETES_SERVICE_PORT = port
-        const options = {env: process.env, rootPrefix: dir}
+        const options = {env: {KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port}, rootPrefix: dir}
         const light = loadLightKubeConfig(options)
         assert.ok(!('unsupported' in light), 'unsupported' in light ? light.unsupported : '')
         const full = loadKubeConfig(options)
