@@ -5,7 +5,7 @@
  * per-route method check, and the few response/request helpers handlers need. Knows nothing of the operator.
  */
 import {createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
-import {createServer as createHttpsServer} from 'node:https'
+import {createServer as createHttpsServer, type Server as HttpsServer} from 'node:https'
 import {isIPv4, isIPv6, type Socket} from 'node:net'
 import {silentLogger, type Logger} from './logger.js'
 
@@ -19,6 +19,11 @@ export interface RunningHttpServer {
   address: BindAddress
   /** Stops listening and drops open (keep-alive) connections. Safe to call more than once. */
   close(): Promise<void>
+  /**
+   * https only: serves this key and certificate from the next TLS handshake on (established connections keep
+   * theirs); the `ca` for client certificates stays. See serving-certificate.ts for checking a pair first.
+   */
+  setCertificate?(pair: {key: string; cert: string}): void
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>
@@ -32,9 +37,12 @@ export type Route = Partial<Record<HttpMethod, RequestHandler>>
 export type Routes = Record<string, Route>
 
 export interface TlsOptions {
-  /** PEM private key and certificate (chain) of the server. */
-  key: string | Buffer
-  cert: string | Buffer
+  /**
+   * PEM private key and certificate (chain) of the server. Without them the server listens but every handshake
+   * fails until `setCertificate` gives it one (a certificate still being made).
+   */
+  key?: string | Buffer
+  cert?: string | Buffer
   /** PEM CA certificate(s) that client certificates must chain to (with `requestCert`). */
   ca?: string | Buffer | Array<string | Buffer>
   /** Ask for a client certificate; clients without one signed by `ca` are refused (mutual TLS). */
@@ -162,7 +170,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   }
   const {tls} = options
   const server: Server = tls
-    ? createHttpsServer({key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.rejectUnauthorized ?? true}, listener)
+    ? createHttpsServer({...(tls.key && tls.cert ? {key: tls.key, cert: tls.cert} : {}), ca: tls.ca, requestCert: tls.requestCert ?? false, rejectUnauthorized: tls.rejectUnauthorized ?? true}, listener)
     : createHttpServer(listener)
   server.headersTimeout = HEADERS_TIMEOUT_MS
   server.requestTimeout = REQUEST_TIMEOUT_MS
@@ -205,6 +213,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       })
       return closing
     },
+    ...(tls
+      ? {
+        setCertificate(pair: {key: string; cert: string}) {
+          ;(server as HttpsServer).setSecureContext({key: pair.key, cert: pair.cert, ...(tls.ca ? {ca: tls.ca} : {})})
+        },
+      }
+      : {}),
   }
 }
 

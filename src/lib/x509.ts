@@ -6,10 +6,12 @@
  * DER is written here. Our own code is only the profile: which names, extensions and validity a certificate gets.
  * The library (with `reflect-metadata`, which its dependency injection needs as a global) costs ~0.3 s and ~10 MB of
  * RSS to load, so it is imported on the first certificate made, not when this module is: an operator whose webhook
- * serves a Secret's certificate never loads it.
+ * serves a Secret's certificate never loads it. A running operator makes its certificates with
+ * `createCertificateOffThread`: the library then loads in a worker thread, not on the event loop.
  */
 import {createPrivateKey, randomBytes, webcrypto} from 'node:crypto'
 import {isIP} from 'node:net'
+import {Worker} from 'node:worker_threads'
 import type * as X509Library from '@peculiar/x509'
 
 export interface CertificateAndKey {
@@ -108,4 +110,26 @@ export async function createCertificate(options: CertificateOptions): Promise<Ce
     commonName: options.commonName,
     organization: options.organization,
   }
+}
+
+/**
+ * `createCertificate` in a worker thread (x509-worker.ts), for a running process: loading the library blocks the
+ * thread that loads it for ~0.3 s (measured: the event loop stalled 230–350 ms for the first certificate), and the
+ * worker's memory goes with it. Issuers are passed as PEM, so any option works here too.
+ */
+export function createCertificateOffThread(options: CertificateOptions): Promise<CertificateAndKey> {
+  // Built, the worker is the .js next to this module (dist/lib/, or the run bundle's dist/run/). From the sources the
+  // worker loads the .ts file through tsx's tsImport: Node 20 runs no module hooks (tsx) for a worker's entry.
+  const fromSources = import.meta.url.endsWith('.ts')
+  const url = new URL(fromSources ? './x509-worker.ts' : './x509-worker.js', import.meta.url)
+  const workerData = {...options, now: options.now?.getTime()}
+  return new Promise((resolve, reject) => {
+    const worker = fromSources
+      ? new Worker(`import('tsx/esm/api').then(({tsImport}) => tsImport(${JSON.stringify(url.href)}, ${JSON.stringify(import.meta.url)}))`, {eval: true, workerData})
+      : new Worker(url, {workerData})
+    let result: CertificateAndKey | undefined
+    worker.once('message', (message: CertificateAndKey) => (result = message))
+    worker.once('error', reject)
+    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`the certificate worker exited (${code}) without a certificate`))))
+  })
 }

@@ -17,8 +17,13 @@ export interface Permission {
   scope?: 'cluster' | 'namespace'
   /** Only in this fixed namespace (e.g. `kube-system`), a Role there; wins over `scope`. */
   namespace?: string
-  /** Only these objects (`resourceNames`); `list`/`watch` cannot be limited by name and are refused here. */
+  /**
+   * Only these objects (`resourceNames`). `list`/`watch` are refused with names unless `watchesByName` says that the
+   * client lists and watches each with `fieldSelector=metadata.name=<name>` (RBAC then authorizes it by name; a list
+   * without that selector is forbidden).
+   */
   names?: readonly string[]
+  watchesByName?: boolean
 }
 
 export const READ: readonly Verb[] = ['get', 'list', 'watch']
@@ -41,8 +46,8 @@ const VERB_ORDER: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update',
 export function policyRules(permissions: readonly Permission[]): PolicyRule[] {
   const byResource = new Map<string, {group: string; resource: string; names?: readonly string[]; verbs: Set<Verb>}>()
   for (const permission of permissions) {
-    if (permission.names && permission.verbs.some((verb) => verb === 'list' || verb === 'watch')) {
-      throw new Error(`${permission.resource}: list and watch cannot be limited to resource names`)
+    if (permission.names && !permission.watchesByName && permission.verbs.some((verb) => verb === 'list' || verb === 'watch')) {
+      throw new Error(`${permission.resource}: list and watch cannot be limited to resource names unless the client selects by name (watchesByName)`)
     }
     const key = JSON.stringify([permission.group, permission.resource, [...(permission.names ?? [])].sort()])
     const entry = byResource.get(key) ?? {group: permission.group, resource: permission.resource, names: permission.names, verbs: new Set<Verb>()}

@@ -33,7 +33,9 @@ describe('the fast path\'s flag parser (parseFlags): oclif\'s values, or undefin
   ]
   const runDefaults = {
     kubeconfig: undefined, context: undefined, namespace: 'polycrate', 'leader-elect': false, 'pod-name': undefined,
-    'metrics-bind-address': ':8080', 'health-probe-bind-address': ':8081', 'max-concurrent-reconciles': 4,
+    // The addresses have no flag default: unset, run-command.ts picks them by where the process runs (listenAddresses).
+    'metrics-bind-address': undefined, 'metrics-secure': false, 'metrics-cert-dir': undefined, 'health-probe-bind-address': undefined,
+    'external-dns-webhook-host': undefined, 'max-concurrent-reconciles': 4,
     'max-concurrent-syncs': 16, 'graceful-shutdown-timeout': 30, 'log-level': 'info', 'log-format': undefined,
   }
   cases.push(

@@ -61,8 +61,11 @@ describe('permissions → RBAC rules (pure)', () => {
     })
   }
 
-  it('refuses list/watch limited to names (Kubernetes ignores resourceNames for them)', () => {
+  it('refuses list/watch limited to names, unless the client selects by name (Kubernetes authorizes those by name only then)', () => {
     assert.throws(() => policyRules([{group: '', resource: 'secrets', verbs: ['list'], names: ['token']}]), /list and watch cannot be limited/)
+    // A client that lists and watches with fieldSelector=metadata.name=token is authorized by name.
+    assert.deepEqual(policyRules([{group: '', resource: 'secrets', verbs: ['get', 'list', 'watch'], names: ['token'], watchesByName: true}]),
+      [{apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], resourceNames: ['token']}])
   })
 })
 

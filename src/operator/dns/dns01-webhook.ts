@@ -17,8 +17,11 @@
  * kube-apiserver's (RBAC on `<solver>.<group>`, checked before it proxies).
  *
  * Serving certificate: `tls.crt`/`tls.key` of the Secret `polycrate-operator-dns01-webhook-tls` in the operator
- * namespace (read at start); without it, a self-signed one for `polycrate-operator.<namespace>.svc` is made at
- * start (the APIService then needs `insecureSkipTLSVerify: true`).
+ * namespace, read at start and watched: when cert-manager renews it (a new key, a new CA that cainjector puts into
+ * the APIService), the running server serves the new pair from its next TLS handshake on, on every replica, without
+ * a restart (serving-certificate.ts; a pair that does not check out is logged and the one in use stays; a deleted
+ * Secret leaves the certificate in use). Without the Secret, a self-signed one for `polycrate-operator.<namespace>.svc`
+ * is made at start (the APIService then needs `insecureSkipTLSVerify: true`) until a Secret appears.
  */
 import {X509Certificate} from 'node:crypto'
 import type {IncomingMessage, ServerResponse} from 'node:http'
@@ -29,7 +32,8 @@ import type {KubeClient, KubeObject} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
 import {allowMethods, sendJson, sendText, startHttpServer, type RunningHttpServer} from '../../lib/http-server.js'
 import type {Logger} from '../../lib/logger.js'
-import {createCertificate} from '../../lib/x509.js'
+import {CertificateReloader, type CertificateTarget, type KeyPair} from '../../lib/serving-certificate.js'
+import {createCertificateOffThread} from '../../lib/x509.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {DNS01_SERVING_SECRET, EXTENSION_APISERVER_AUTHENTICATION, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
@@ -134,7 +138,8 @@ export function Dns01Webhook(session: ApiSession): Feature {
     permissions: [
       // The front-proxy CA that authenticates callers, and the serving certificate (if an admin provides one).
       {group: '', resource: 'configmaps', verbs: ['get'], namespace: EXTENSION_APISERVER_AUTHENTICATION.namespace, names: [EXTENSION_APISERVER_AUTHENTICATION.name]},
-      {group: '', resource: 'secrets', verbs: ['get'], scope: 'namespace', names: [DNS01_SERVING_SECRET]},
+      // Watched by name (fieldSelector metadata.name=…), so the Role still names this one Secret.
+      {group: '', resource: 'secrets', verbs: ['get', 'list', 'watch'], scope: 'namespace', names: [DNS01_SERVING_SECRET], watchesByName: true},
     ],
     settings: (config) => config.dns01_webhook,
     // What a challenge needs (the DNS API, the front-proxy CA) does not depend on the lease: every replica serves.
@@ -142,12 +147,49 @@ export function Dns01Webhook(session: ApiSession): Feature {
     start(manager, config, _isEstablished, context) {
       const logger = manager.logger.child({component: 'dns01-webhook'})
       const {group_name: groupName, solver_name: solverName, port} = config.dns01_webhook
-      return serverFeature(async () => {
+      const secrets = manager.informer<TlsSecret>({resource: {...resources.secrets, namespace: manager.namespace}, fieldSelector: `metadata.name=${DNS01_SERVING_SECRET}`})
+      const running = serverFeature(async () => {
         const tls = await servingCertificate(manager.client, manager.namespace, logger)
-        return startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client)})
+        const server = await startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client)})
+        const reloader = new CertificateReloader(server, logger, 'DNS01 webhook')
+        reloader.offer(tls, tls.source)
+        const where = `Secret ${manager.namespace}/${DNS01_SERVING_SECRET}`
+        const offer = (secret: TlsSecret) => {
+          const pair = keyPairOf(secret)
+          if (pair) reloader.offer(pair, where)
+          else logger.warn('serving certificate Secret has no tls.crt and tls.key: the certificate in use stays', {secret: where})
+        }
+        const stopWatching = secrets.addHandler({
+          onAdd: offer,
+          onUpdate: (_old, secret) => offer(secret),
+          onDelete: () => logger.warn('serving certificate Secret deleted: the certificate in use stays until the Secret is back', {secret: where}),
+        })
+        return {
+          async close() {
+            stopWatching()
+            await server.close()
+          },
+        }
       }, {what: 'DNS01 webhook', hint: 'OperatorConfig dns01_webhook.port', logger, context})
+      return {
+        problem: running.problem,
+        async stop(why) {
+          await running.stop(why)
+          await manager.releaseInformer(secrets)
+        },
+      }
     },
   }
+}
+
+type TlsSecret = KubeObject & {data?: Record<string, string>}
+
+/** The Secret's tls.crt and tls.key, decoded (undefined if either is missing). */
+function keyPairOf(secret: TlsSecret | undefined): KeyPair | undefined {
+  const cert = secret?.data?.['tls.crt']
+  const key = secret?.data?.['tls.key']
+  if (!cert || !key) return undefined
+  return {cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8')}
 }
 
 async function readFrontProxyAuth(client: KubeClient): Promise<FrontProxyAuth | undefined> {
@@ -156,25 +198,21 @@ async function readFrontProxyAuth(client: KubeClient): Promise<FrontProxyAuth | 
 }
 
 /** The Secret's certificate, or a self-signed one made now (logged, with what the APIService then needs). */
-async function servingCertificate(client: KubeClient, namespace: string, logger: Logger): Promise<{cert: string; key: string}> {
-  const secret = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>({...resources.secrets, namespace, name: DNS01_SERVING_SECRET}).catch((error: unknown) => {
+async function servingCertificate(client: KubeClient, namespace: string, logger: Logger): Promise<KeyPair & {source: string}> {
+  const secret = await client.getOrUndefined<TlsSecret>({...resources.secrets, namespace, name: DNS01_SERVING_SECRET}).catch((error: unknown) => {
     logger.warn('serving certificate Secret could not be read', {secret: `${namespace}/${DNS01_SERVING_SECRET}`, error: (error as Error).message})
     return undefined
   })
-  const cert = secret?.data?.['tls.crt']
-  const key = secret?.data?.['tls.key']
-  if (cert && key) {
-    logger.info('serving certificate from Secret', {secret: `${namespace}/${DNS01_SERVING_SECRET}`})
-    return {cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8')}
-  }
+  const pair = keyPairOf(secret)
+  if (pair) return {...pair, source: `Secret ${namespace}/${DNS01_SERVING_SECRET}`}
   const service = OPERATOR_NAME
-  const generated = await createCertificate({
+  const generated = await createCertificateOffThread({
     commonName: `${service}.${namespace}.svc`,
     dnsNames: [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, 'localhost'],
     ipAddresses: ['127.0.0.1', '::1'],
   })
-  logger.info('no serving certificate Secret: using a self-signed certificate made at start; the APIService needs insecureSkipTLSVerify: true', {secret: `${namespace}/${DNS01_SERVING_SECRET}`})
-  return generated
+  logger.info('no serving certificate Secret: using a self-signed certificate made at start (until the Secret appears); the APIService needs insecureSkipTLSVerify: true', {secret: `${namespace}/${DNS01_SERVING_SECRET}`})
+  return {cert: generated.cert, key: generated.key, source: 'self-signed, made at start'}
 }
 
 export interface Dns01WebhookOptions {
@@ -191,7 +229,7 @@ export interface Dns01WebhookOptions {
   now?: () => Date
 }
 
-export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<RunningHttpServer> {
+export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<RunningHttpServer & CertificateTarget> {
   const {groupName, solverName, logger} = options
   const metrics = dnsWebhookMetrics(options.registry)
   const now = options.now ?? (() => new Date())
@@ -245,6 +283,7 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
   })
   return {
     address: server.address,
+    setCertificate: server.setCertificate!,
     async close() {
       stopping.abort()
       await server.close()

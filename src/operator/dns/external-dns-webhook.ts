@@ -27,7 +27,7 @@ const ROUTES = new Set(['/', '/records', '/adjustendpoints', '/healthz'])
 
 export interface ExternalDnsWebhookOptions {
   port: number
-  /** Default: all interfaces. */
+  /** Default: all interfaces (`operator run`: loopback out of a Pod, --external-dns-webhook-host). */
   host?: string
   session: ApiSession
   registry: Registry
@@ -47,7 +47,7 @@ export function ExternalDnsWebhook(session: ApiSession): Feature {
     start(manager, config, _isEstablished, context) {
       const logger = manager.logger.child({component: 'external-dns-webhook'})
       return serverFeature(
-        () => startExternalDnsWebhook({port: config.external_dns_webhook.port, session, registry: manager.metrics.registry, logger}),
+        () => startExternalDnsWebhook({port: config.external_dns_webhook.port, host: manager.externalDnsWebhookHost, session, registry: manager.metrics.registry, logger}),
         {what: 'external-dns webhook', hint: 'OperatorConfig external_dns_webhook.port', logger, context},
       )
     },

@@ -13,6 +13,7 @@ import {
   sendText,
   startHttpServer,
   type RunningHttpServer,
+  type TlsOptions,
 } from '../../lib/http-server.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
@@ -53,7 +54,14 @@ export interface MetricsServerOptions {
   bindAddress: string
   metrics: OperatorMetrics
   logger?: Logger
+  /** Serve https (--metrics-secure: secure-metrics.ts). */
+  tls?: TlsOptions
+  /** Decides each request for /metrics before it is served (--metrics-secure: TokenReview + SubjectAccessReview). */
+  authorize?: (req: IncomingMessage) => Promise<MetricsAccess>
 }
+
+/** Whether a caller may read /metrics; refused: the status and text to answer. */
+export type MetricsAccess = {allowed: true; user: string} | {allowed: false; status: 401 | 403 | 500; message: string}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // probe server
@@ -174,16 +182,19 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     if (!allowMethods(req, res, ['GET', 'HEAD'])) return
     const url = new URL(req.url ?? '/', 'http://metrics.local')
     if (url.pathname !== '/metrics') return sendText(res, 404, '404 page not found\n')
-    metrics.text().then(
-      (body) => sendText(res, 200, body, metrics.registry.contentType),
-      (error: unknown) => {
-        logger.error('collecting metrics failed', {error: errorMessage(error)})
-        sendText(res, 500, `collecting metrics failed: ${errorMessage(error)}\n`)
+    const access = options.authorize ? options.authorize(req) : Promise.resolve<MetricsAccess>({allowed: true, user: ''})
+    access.then(
+      (decision) => {
+        if (!decision.allowed) return sendText(res, decision.status, `${decision.message}\n`)
+        return metrics.text().then((body) => sendText(res, 200, body, metrics.registry.contentType))
       },
-    )
+    ).catch((error: unknown) => {
+      logger.error('collecting metrics failed', {error: errorMessage(error)})
+      if (!res.headersSent) sendText(res, 500, `collecting metrics failed: ${errorMessage(error)}\n`)
+    })
   }
 
-  return startHttpServer({name: 'metrics', bindAddress: options.bindAddress, flag: '--metrics-bind-address', logger, handler})
+  return startHttpServer({name: 'metrics', bindAddress: options.bindAddress, flag: '--metrics-bind-address', logger, handler, ...(options.tls ? {tls: options.tls} : {})})
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import {Informer, type InformerOptions, type InformerRequest} from './informer.j
 import {LeaderElector} from './leader-election.js'
 import {LeaderPodLabel} from './leader-pod-label.js'
 import {OperatorMetrics} from './metrics.js'
+import {startSecureMetricsServer, type SecureMetricsOptions} from './secure-metrics.js'
 
 /** How long shutdown waits for the Pod's leader label to read "false". */
 const POD_LABEL_CLOSE_MS = 3_000
@@ -48,7 +49,11 @@ export interface ManagerOptions {
   namespace: string
   leaderElection?: false | LeaderElectionSettings
   metricsBindAddress?: string
+  /** Serve /metrics over HTTPS to callers TokenReview and SubjectAccessReview let in (--metrics-secure). */
+  secureMetrics?: SecureMetricsOptions
   probeBindAddress?: string
+  /** The host the external-dns webhook listens on (default: every interface). */
+  externalDnsWebhookHost?: string
   maxConcurrentReconciles?: number
   /** Workers of each API sync controller (API-bound: mostly waiting on the Polycrate API and the apiserver). Default 16. */
   maxConcurrentSyncs?: number
@@ -108,6 +113,7 @@ export class Manager {
   readonly maxConcurrentSyncs: number
   readonly clock: () => number
   readonly timers: Clock
+  readonly externalDnsWebhookHost?: string
   private readonly informers = new Map<string, SharedInformer>()
   private readonly controllers = new Set<Controller>()
   private leading = false
@@ -130,6 +136,7 @@ export class Manager {
     this.maxConcurrentSyncs = options.maxConcurrentSyncs ?? DEFAULT_MAX_CONCURRENT_SYNCS
     this.clock = options.clock ?? Date.now
     this.timers = options.timers ?? systemClock
+    this.externalDnsWebhookHost = options.externalDnsWebhookHost
     this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
   }
 
@@ -228,7 +235,17 @@ export class Manager {
   async run(signal: AbortSignal): Promise<void> {
     this.eventLoopCheck = createEventLoopCheck()
     this.servers = (await Promise.all([
-      startMetricsServer({bindAddress: this.options.metricsBindAddress ?? '0', metrics: this.metrics, logger: this.logger}),
+      this.options.secureMetrics
+        ? startSecureMetricsServer({
+          ...this.options.secureMetrics,
+          bindAddress: this.options.metricsBindAddress ?? '0',
+          metrics: this.metrics,
+          client: this.client,
+          clock: this.timers,
+          namespace: this.namespace,
+          logger: this.logger,
+        })
+        : startMetricsServer({bindAddress: this.options.metricsBindAddress ?? '0', metrics: this.metrics, logger: this.logger}),
       startProbeServer({
         bindAddress: this.options.probeBindAddress ?? '0',
         checks: {healthz: () => this.healthz(), readyz: () => this.readyz()},
