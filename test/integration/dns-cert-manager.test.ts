@@ -12,11 +12,12 @@
  * the serving certificate against the APIService's caBundle for the name `polycrate-operator.<namespace>.svc`.
  */
 import assert from 'node:assert/strict'
-import {randomBytes} from 'node:crypto'
+import {randomBytes, X509Certificate} from 'node:crypto'
 import https from 'node:https'
+import type {TLSSocket} from 'node:tls'
 import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
-import {createCertificate} from '../../src/lib/x509.js'
+import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 import {createApiSyncFeature} from '../../src/operator/agent/api-sync-feature.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {Dns01Webhook} from '../../src/operator/dns/dns01-webhook.js'
@@ -52,6 +53,7 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
     },
     // Started below, once the zone, the serving certificate and the Service are there.
     start: false,
+    logLevel: 'info',
     cleanup: async ({client}) => {
       await client.delete(apiService).catch(() => {})
     },
@@ -60,6 +62,7 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
   let sim: ApiSimulator
   let namespace: string
   let zone: {id: string; name: string}
+  let serving: CertificateAndKey
 
   const txt = (name: string) => sim.list('domains/dnsrecords').filter((r) => r.type === 'TXT' && r.name === name).map((r) => (r as Row).content).sort()
   const writes = () => sim.requests.filter((r) => r.path.includes('/domains/dnsrecords') && r.method !== 'GET')
@@ -75,13 +78,22 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
     return result.stdout.trim().split('\n').map((line) => JSON.parse(line) as {index: number; error: string; ms: number})
   }
 
+  /** The fingerprint of the certificate the webhook presents in a TLS handshake now. */
+  const servedFingerprint = () => new Promise<string>((resolve, reject) => {
+    const request = https.get({host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, agent: false}, (response) => {
+      resolve((response.socket as TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? '')
+      response.resume()
+    })
+    request.on('error', reject)
+  })
+
   before(async () => {
     ;({client, sim, namespace} = harness)
     const organization = String(sim.get('workspaces', harness.workspaceId)?.organization)
     zone = sim.insert('domains/dnszones', {name: `dns01-${randomBytes(3).toString('hex')}.example`, kind: 'internal', organization}) as {id: string; name: string}
 
     // The serving certificate the operator block would deploy, and what the aggregator needs to reach and trust it.
-    const serving = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`]})
+    serving = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`]})
     await client.create({group: '', version: 'v1', plural: 'secrets', namespace}, {
       apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: {name: DNS01_SERVING_SECRET, namespace},
       data: {'tls.crt': Buffer.from(serving.cert).toString('base64'), 'tls.key': Buffer.from(serving.key).toString('base64')},
@@ -162,6 +174,72 @@ describe('DNS01 webhook with cert-manager\'s own webhook client through the real
     const cleanUps = await certManager(challenges.map((c) => ({...c, action: 'CleanUp' as const})))
     assert.deepEqual(cleanUps.filter((r) => r.error !== ''), [])
     assert.equal(sim.list('domains/dnsrecords').filter((r) => String(r.content).includes('load-key-')).length, 0)
+  })
+
+  it('a renewed certificate (new key, new CA in the APIService) is served by the same process while cert-manager keeps calling: 0 failed calls once the new CA is in place', async () => {
+    // cert-manager's client presents and cleans up challenges one after the other, through kube-apiserver, throughout.
+    interface Call {action: string; start: number; end: number; error: string}
+    const calls: Call[] = []
+    let stopCalling = false
+    const calling = (async () => {
+      for (let i = 0; !stopCalling; i++) {
+        for (const action of ['Present', 'CleanUp'] as const) {
+          const start = Date.now()
+          const [result] = await certManager([challenge(action, `rotate-${i % 3}.${zone.name}`, `rotate-key-${i}`)])
+          calls.push({action, start, end: Date.now(), error: result?.error ?? 'no result'})
+        }
+      }
+    })()
+    const succeeded = (from: number) => calls.filter((call) => call.start >= from && call.error === '').length
+    try {
+      await eventually(async () => succeeded(0) >= 6, 120_000, '6 calls with the first certificate')
+
+      // The renewal as cert-manager and cainjector make it: the Secret gets a new key and a certificate of a new CA,
+      // then the APIService gets the new CA bundle.
+      const ca = await createCertificate({commonName: 'dns01 webhook CA 2', isCa: true})
+      const renewed = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`], issuer: ca})
+      const oldFingerprint = new X509Certificate(serving.cert).fingerprint256
+      const newFingerprint = new X509Certificate(renewed.cert).fingerprint256
+      assert.equal(await servedFingerprint(), oldFingerprint)
+      const changedAt = Date.now()
+      await client.mergePatch({group: '', version: 'v1', plural: 'secrets', namespace, name: DNS01_SERVING_SECRET}, {
+        data: {'tls.crt': Buffer.from(renewed.cert).toString('base64'), 'tls.key': Buffer.from(renewed.key).toString('base64'), 'ca.crt': Buffer.from(ca.cert).toString('base64')},
+      })
+      // The time from the Secret's change to the new certificate in a TLS handshake with the webhook, polled.
+      const served = (async () => {
+        while (Date.now() - changedAt < 60_000) {
+          if (await servedFingerprint().catch(() => '') === newFingerprint) return Date.now()
+          await new Promise((resolve) => setTimeout(resolve, 2))
+        }
+        throw new Error('the webhook still serves the old certificate 60 s after the Secret changed')
+      })()
+      await client.mergePatch(apiService, {spec: {caBundle: Buffer.from(ca.cert).toString('base64')}})
+      const caAt = Date.now()
+      const servedAt = await served
+      const inPlace = Math.max(caAt, servedAt)
+
+      await eventually(async () => succeeded(inPlace) >= 6, 120_000, '6 calls after the new CA is in place')
+      stopCalling = true
+      await calling
+      const phase = (call: Call) => (call.start < changedAt ? 'before' : call.start < inPlace ? 'during' : 'after')
+      const counts = Object.fromEntries(['before', 'during', 'after'].map((name) => {
+        const inPhase = calls.filter((call) => phase(call) === name)
+        return [name, {calls: inPhase.length, failed: inPhase.filter((call) => call.error !== '').length}]
+      }))
+      const failedDuring = calls.filter((call) => phase(call) === 'during' && call.error !== '').map((call) => call.error.slice(0, 160))
+      process.stderr.write(`[dns01 rotation] calls ${JSON.stringify(counts)}; Secret changed → new certificate served in ${servedAt - changedAt} ms; APIService caBundle written ${caAt - changedAt} ms after the Secret${failedDuring.length > 0 ? `; failures during: ${JSON.stringify(failedDuring)}` : ''}\n`)
+      assert.equal(counts.after!.failed, 0, JSON.stringify(calls.filter((call) => phase(call) === 'after' && call.error !== '')))
+      assert.equal(counts.before!.failed, 0)
+      // The same process, the same server: reloaded, not restarted.
+      assert.equal(harness.logs.filter((line) => line.msg === 'DNS01 webhook server listening').length, 1, 'the webhook server started once')
+      const reloaded = harness.logs.filter((line) => line.msg === 'DNS01 webhook: serving certificate reloaded')
+      assert.deepEqual(reloaded.map((line) => [line.fingerprint, line.source]), [[newFingerprint, `Secret ${namespace}/${DNS01_SERVING_SECRET}`]])
+      assert.equal(await servedFingerprint(), newFingerprint)
+      serving = renewed
+    } finally {
+      stopCalling = true
+      await calling
+    }
   })
 
   it('counts discovery and challenge requests, and refusals, in /metrics', async () => {

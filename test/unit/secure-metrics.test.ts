@@ -147,8 +147,9 @@ describe('--metrics-secure: who may read /metrics (MetricsAuthorizer)', () => {
 })
 
 describe('operator run: where its servers listen (listenAddresses)', () => {
-  const none = {'metrics-bind-address': undefined, 'health-probe-bind-address': undefined, 'external-dns-webhook-host': undefined}
-  const cases: Array<{name: string; flags: Partial<typeof none> & Record<string, string | undefined>; inPod: boolean; want?: ReturnType<typeof listenAddresses>; error?: RegExp}> = [
+  type Flags = Record<'metrics-bind-address' | 'health-probe-bind-address' | 'external-dns-webhook-host', string | undefined>
+  const none: Flags = {'metrics-bind-address': undefined, 'health-probe-bind-address': undefined, 'external-dns-webhook-host': undefined}
+  const cases: Array<{name: string; flags: Partial<Flags>; inPod: boolean; want?: ReturnType<typeof listenAddresses>; error?: RegExp}> = [
     {name: 'out of a Pod, no flags: loopback', flags: {}, inPod: false, want: {metrics: '127.0.0.1:8080', probes: '127.0.0.1:8081', externalDnsWebhookHost: '127.0.0.1'}},
     {name: 'in a Pod, no flags: the reference\'s addresses on every interface', flags: {}, inPod: true, want: {metrics: ':8080', probes: ':8081', externalDnsWebhookHost: '::'}},
     {name: 'out of a Pod, addresses given: those', flags: {'metrics-bind-address': ':9090', 'health-probe-bind-address': '0', 'external-dns-webhook-host': '0.0.0.0'}, inPod: false, want: {metrics: ':9090', probes: '0', externalDnsWebhookHost: '0.0.0.0'}},

@@ -4,6 +4,7 @@ import {mkdir, mkdtemp, rename, rm, symlink, writeFile} from 'node:fs/promises'
 import https from 'node:https'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
+import type {TLSSocket} from 'node:tls'
 import {startHttpServer, sendText, type RunningHttpServer} from '../../src/lib/http-server.js'
 import {createLogger} from '../../src/lib/logger.js'
 import {CertificateReloader, checkKeyPair, watchCertificateDir, type KeyPair} from '../../src/lib/serving-certificate.js'
@@ -14,7 +15,7 @@ import {FakeTimers} from '../support/fake-timers.js'
 function handshake(port: number): Promise<{fingerprint: string; body: string}> {
   return new Promise((resolve, reject) => {
     const request = https.get({host: '127.0.0.1', port, path: '/', rejectUnauthorized: false, agent: false}, (response) => {
-      const fingerprint = (response.socket as import('node:tls').TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? ''
+      const fingerprint = (response.socket as TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? ''
       let body = ''
       response.on('data', (chunk: Buffer) => (body += chunk.toString()))
       response.on('end', () => resolve({fingerprint, body}))

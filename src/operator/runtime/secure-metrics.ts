@@ -17,7 +17,6 @@
  */
 import {createHash} from 'node:crypto'
 import type {IncomingMessage} from 'node:http'
-import type {KubeClient} from '../../kube/client.js'
 import {timeoutSignal, type Clock} from '../../lib/clock.js'
 import type {RunningHttpServer} from '../../lib/http-server.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
@@ -93,8 +92,13 @@ class ExpiringCache<V> {
   }
 }
 
+/** What the authorizer needs of a KubeClient: creating the two reviews. */
+export interface ReviewClient {
+  create(ref: {group: string; version: string; plural: string}, body: object, query?: undefined, options?: {signal?: AbortSignal}): Promise<unknown>
+}
+
 export interface MetricsAuthorizerOptions {
-  client: Pick<KubeClient, 'create'>
+  client: ReviewClient
   clock: Clock
   ttls?: MetricsAuthCacheTtls
   logger?: Logger
@@ -188,7 +192,7 @@ export class MetricsAuthorizer {
   private async create<T>(ref: {group: string; version: string; plural: string}, body: object): Promise<T> {
     const timeout = timeoutSignal(this.options.clock, METRICS_REVIEW_TIMEOUT_MS)
     try {
-      return await this.options.client.create(ref, body, undefined, {signal: timeout.signal}) as T
+      return (await this.options.client.create(ref, body, undefined, {signal: timeout.signal})) as T
     } finally {
       timeout.clear()
     }
@@ -216,7 +220,7 @@ export interface SecureMetricsServerOptions extends SecureMetricsOptions {
   /** The raw flag value (`:8080`, `127.0.0.1:8080`, `0` to disable). */
   bindAddress: string
   metrics: OperatorMetrics
-  client: Pick<KubeClient, 'create'>
+  client: ReviewClient
   clock: Clock
   /** The operator's namespace: the self-signed certificate names its metrics Service there. */
   namespace: string
