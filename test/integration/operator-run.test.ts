@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
 import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
 import {KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
+import {freePort} from '../support/control-plane.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
@@ -13,6 +15,15 @@ import {operatorPermissions} from '../../src/operator/operator.js'
 import {configRef} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
+
+/** Whether a TCP connection to host:port is accepted. */
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({host, port})
+    socket.once('connect', () => (socket.destroy(), resolve(true)))
+    socket.once('error', () => resolve(false))
+  })
+}
 
 const condition = (object: OperatorConfigObject | undefined, type: string) => object?.status?.conditions?.find((c) => c.type === type)
 
@@ -170,6 +181,30 @@ describe('polycrate operator run (a real process against the real apiserver)', f
     const lease = await client.get<Lease>(leaseRef)
     assert.equal(lease.spec?.holderIdentity ?? '', '', 'the lease was not released')
     assert.equal(lease.spec?.leaseDurationSeconds, 1)
+  })
+
+  it('out of a Pod, with no address given: /metrics, the probes and the external-dns webhook listen on loopback only', async function () {
+    // The defaults' fixed ports must be free here (a developer's machine may run something on 8080).
+    for (const port of [8080, 8081]) {
+      if (await connects('127.0.0.1', port)) this.skip()
+    }
+    const namespace = await freshNamespace(client, 'loopback')
+    const webhookPort = await freePort()
+    await client.create(configRef(namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace}, spec: {external_dns_webhook: {enabled: true, port: webhookPort}}})
+    // No in-cluster service account here (and none pretended): what a laptop is.
+    const operator = await start({kubeconfig: controlPlane().kubeconfigPath, namespace, defaultAddresses: true, env: {KUBERNETES_SERVICE_HOST: undefined, KUBERNETES_SERVICE_PORT: undefined}})
+    const listening = async (msg: string) => (await operator.waitForLog((l) => l.msg === msg)).address
+    assert.equal(await listening('metrics server listening'), '127.0.0.1:8080')
+    assert.equal(await listening('health probe server listening'), '127.0.0.1:8081')
+    assert.equal(await listening('external-dns webhook server listening'), `127.0.0.1:${webhookPort}`)
+    const started = await operator.waitForLog((l) => l.msg === 'starting polycrate operator')
+    assert.deepEqual([started.inPod, started.metrics, started.probes], [false, '127.0.0.1:8080', '127.0.0.1:8081'])
+    for (const port of [8080, 8081, webhookPort]) {
+      assert.equal(await connects('127.0.0.1', port), true, `127.0.0.1:${port} answers`)
+      // Another address of this machine: 127.0.0.2 reaches a socket bound to every interface, not one bound to 127.0.0.1.
+      assert.equal(await connects('127.0.0.2', port), false, `127.0.0.2:${port} is refused`)
+    }
+    assert.equal((await fetch(`${operator.probeUrl}/healthz`)).status, 200)
   })
 
   it('serves /metrics in Prometheus text format with controller-runtime\'s names, and /healthz + /readyz for `health`', async () => {

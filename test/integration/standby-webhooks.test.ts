@@ -1,12 +1,18 @@
 /**
  * The DNS webhooks serve on every replica: an in-process operator that is a standby (the test holds the leader lease
  * as the "other replica") serves the external-dns webhook with the identity the leader wrote into the status, sends no
- * heartbeat and writes nothing; once the lease is free it leads, and the webhook keeps serving through the promotion
- * (the same server: it is not restarted).
+ * heartbeat and writes nothing; its DNS01 webhook serves a self-signed certificate until the serving Secret appears,
+ * then the Secret's, and reloads it when it is renewed; once the lease is free it leads, and the webhooks keep serving
+ * through the promotion (the same servers: they are not restarted).
  */
 import assert from 'node:assert/strict'
+import {X509Certificate} from 'node:crypto'
+import https from 'node:https'
+import type {TLSSocket} from 'node:tls'
 import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
+import {createCertificate} from '../../src/lib/x509.js'
+import {DNS01_SERVING_SECRET, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {EXTERNAL_DNS_MEDIA_TYPE} from '../../src/operator/dns/records.js'
 import {LeaderElector} from '../../src/operator/runtime/leader-election.js'
 import type {ApiSimulator} from '../support/api-simulator/index.js'
@@ -20,14 +26,17 @@ type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 describe('DNS webhooks on a standby replica (in-process operator, lease held by the test)', function () {
   this.timeout(120_000)
   let port: number
+  let dns01Port: number
   const harness = inProcessOperator({
     spec: ({sim}) => ({
       api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 5},
       local_cluster: {enabled: false},
       external_dns_webhook: {enabled: true, port},
+      dns01_webhook: {enabled: true, group_name: 'acme.standby.polycrate.test', solver_name: 'polycrate', port: dns01Port},
     }),
     setup: async () => {
       port = await freePort()
+      dns01Port = await freePort()
     },
     leaderElection: {leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500},
     logLevel: 'info',
@@ -75,6 +84,30 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     assert.equal(status?.conditions, undefined, 'a standby writes no conditions')
   })
 
+  it('a standby serves the DNS01 webhook: self-signed without the Secret, then the Secret\'s certificate, and its renewal, without a restart', async () => {
+    const served = () => new Promise<X509Certificate | undefined>((resolve, reject) => {
+      const request = https.get({host: '127.0.0.1', port: dns01Port, path: '/healthz', rejectUnauthorized: false, agent: false}, (response) => {
+        resolve((response.socket as TLSSocket).getPeerX509Certificate())
+        response.resume()
+      })
+      request.on('error', reject)
+    })
+    const first = await eventually(() => served().catch(() => undefined), 30_000, 'the DNS01 webhook answers TLS')
+    assert.equal(first.subject, `CN=${OPERATOR_NAME}.${namespace}.svc`)
+    assert.equal(first.issuer, first.subject, 'self-signed, as without the Secret before')
+    const secretRef = {group: '', version: 'v1', plural: 'secrets', namespace}
+    const data = (pair: {cert: string; key: string}) => ({'tls.crt': Buffer.from(pair.cert).toString('base64'), 'tls.key': Buffer.from(pair.key).toString('base64')})
+    const ca = await createCertificate({commonName: 'standby CA', isCa: true})
+    const issued = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`], issuer: ca})
+    await client.create(secretRef, {apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: {name: DNS01_SERVING_SECRET, namespace}, data: data(issued)})
+    await eventually(async () => (await served())?.fingerprint256 === new X509Certificate(issued.cert).fingerprint256, 30_000, 'the Secret\'s certificate served')
+    const renewed = await createCertificate({commonName: `${OPERATOR_NAME}.${namespace}.svc`, dnsNames: [`${OPERATOR_NAME}.${namespace}.svc`], issuer: ca})
+    await client.mergePatch({...secretRef, name: DNS01_SERVING_SECRET}, {data: data(renewed)})
+    await eventually(async () => (await served())?.fingerprint256 === new X509Certificate(renewed.cert).fingerprint256, 30_000, 'the renewed certificate served')
+    assert.equal(harness.operator!.manager.isLeader, false, 'still a standby')
+    assert.equal(harness.logs.filter((line) => line.msg === 'DNS01 webhook server listening').length, 1, 'one server, reloaded')
+  })
+
   it('promoted: it heartbeats, writes the status and starts the leader\'s features; the webhook is not restarted', async () => {
     otherHold.abort()
     await other.release()
@@ -87,7 +120,9 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     }, 30_000, 'feature states and the APIConnected condition written by the new leader')
     assert.equal(status.conditions?.find((c) => c.type === 'APIConnected')?.status, 'True')
     assert.equal((await negotiate()).status, 200)
-    const starts = harness.logs.filter((line) => line.msg === 'feature started' && line.feature === 'external-dns-webhook')
-    assert.equal(starts.length, 1, 'the webhook started once, as a standby, and kept serving')
+    for (const feature of ['external-dns-webhook', 'dns01-webhook']) {
+      const starts = harness.logs.filter((line) => line.msg === 'feature started' && line.feature === feature)
+      assert.equal(starts.length, 1, `${feature} started once, as a standby, and kept serving`)
+    }
   })
 })

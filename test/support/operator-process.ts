@@ -22,8 +22,9 @@ export interface OperatorProcess {
 }
 
 /** `bin`: another build's bin/run.js (benchmarks compare against an earlier commit); default this tree's. */
-export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; bin?: string; wrap?: string[]}): Promise<OperatorProcess> {
-  const [metricsPort, probePort] = [await freePort(), await freePort()]
+/** `defaultAddresses`: no address flags, so the process listens where `operator run` does by default (out of a Pod: 127.0.0.1:8080 and :8081). */
+export async function startOperator(options: {kubeconfig: string; namespace: string; leaderElect?: boolean; logLevel?: string; args?: string[]; env?: NodeJS.ProcessEnv; nodeArgs?: string[]; bin?: string; wrap?: string[]; defaultAddresses?: boolean}): Promise<OperatorProcess> {
+  const [metricsPort, probePort] = options.defaultAddresses ? [8080, 8081] : [await freePort(), await freePort()]
   // `wrap`: a command prefix that execs node in the same process (e.g. into a memory cgroup first).
   const [command, ...prefix] = [...(options.wrap ?? []), process.execPath]
   const child = spawn(command!, [
@@ -32,8 +33,7 @@ export async function startOperator(options: {kubeconfig: string; namespace: str
     options.bin ?? path.join(root, 'bin/run.js'), 'operator', 'run',
     '--kubeconfig', options.kubeconfig,
     '--namespace', options.namespace,
-    '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
-    '--health-probe-bind-address', `127.0.0.1:${probePort}`,
+    ...(options.defaultAddresses ? [] : ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`]),
     '--log-format', 'json',
     '--log-level', options.logLevel ?? 'debug',
     ...(options.leaderElect ? ['--leader-elect'] : []),
