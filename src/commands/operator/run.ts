@@ -9,7 +9,9 @@ export default class Run extends Command {
   static override summary = 'Run the operator: every controller, in this process, until SIGTERM or SIGINT.'
   static override description =
     'Watches the cluster, reconciles the polycrate.io resources and (when configured) syncs them with the Polycrate ' +
-    'API. Serves Prometheus metrics and /healthz + /readyz. With --leader-elect only one replica reconciles at a time. ' +
+    'API. Serves Prometheus metrics (over HTTPS to authorized callers with --metrics-secure) and /healthz + /readyz: ' +
+    'in a Pod on :8080 and :8081, out of a Pod on loopback only (127.0.0.1), as is the external-dns webhook, unless an ' +
+    'address is given. With --leader-elect only one replica reconciles at a time. ' +
     'On SIGTERM it stops taking new work, lets in-flight reconciles finish (up to --graceful-shutdown-timeout), ' +
     'releases the leader lease and exits 0.'
 
@@ -17,6 +19,7 @@ export default class Run extends Command {
     '<%= config.bin %> <%= command.id %> --kubeconfig ~/.kube/config',
     '<%= config.bin %> <%= command.id %> --leader-elect',
     '<%= config.bin %> <%= command.id %> --metrics-bind-address :8080 --health-probe-bind-address :8081',
+    '<%= config.bin %> <%= command.id %> --metrics-secure --metrics-cert-dir /etc/polycrate/metrics-tls',
   ]
 
   static override flags = oclifFlags(runFlags)
