@@ -4,7 +4,12 @@
  * status and text) and how many reviews reach the apiserver (the caches of controller-runtime's filter).
  */
 import assert from 'node:assert/strict'
-import {bearerToken, MetricsAuthorizer, METRICS_AUTH_CACHE_TTLS} from '../../src/operator/runtime/secure-metrics.js'
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import {createCertificate} from '../../src/lib/x509.js'
+import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
+import {bearerToken, MetricsAuthorizer, METRICS_AUTH_CACHE_TTLS, startSecureMetricsServer} from '../../src/operator/runtime/secure-metrics.js'
 import {IN_POD_LISTEN, listenAddresses, OUT_OF_POD_LISTEN} from '../../src/cli/run-command.js'
 import {FakeTimers} from '../support/fake-timers.js'
 
@@ -143,6 +148,24 @@ describe('--metrics-secure: who may read /metrics (MetricsAuthorizer)', () => {
       ['Bearer abc', 'abc'], ['  BEARER abc  ', 'abc'], ['Bearer abc def', 'abc'],
     ]
     for (const [header, token] of cases) assert.equal(bearerToken(header), token, String(header))
+  })
+})
+
+describe('startSecureMetricsServer: a certificate directory that cannot be served stops the start', () => {
+  it('no tls.crt/tls.key, or a key of another certificate: rejects saying what to give; disabled (0): nothing is read', async function () {
+    this.timeout(10_000)
+    const dir = await mkdtemp(path.join(tmpdir(), 'metrics-certs-'))
+    try {
+      const start = (certDir: string, bindAddress = '127.0.0.1:0') => startSecureMetricsServer({bindAddress, certDir, metrics: new OperatorMetrics({processMetrics: false}), client: new ReviewApi(), clock: new FakeTimers(), namespace: 'polycrate'})
+      await assert.rejects(start(dir), /--metrics-cert-dir .*: no usable tls\.crt and tls\.key \(ENOENT.*\); give a directory with a PEM certificate and its key, or leave the flag out/)
+      const [a, b] = await Promise.all([createCertificate({commonName: 'a'}), createCertificate({commonName: 'b'})])
+      await writeFile(path.join(dir, 'tls.crt'), a.cert)
+      await writeFile(path.join(dir, 'tls.key'), b.key)
+      await assert.rejects(start(dir), /the private key does not belong to the certificate/)
+      assert.equal(await start(path.join(dir, 'missing'), '0'), undefined)
+    } finally {
+      await rm(dir, {recursive: true, force: true})
+    }
   })
 })
 

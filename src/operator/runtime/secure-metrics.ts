@@ -24,7 +24,7 @@ import {CertificateReloader, checkKeyPair, readCertificateDir, watchCertificateD
 import {createCertificateOffThread} from '../../lib/x509.js'
 import {OPERATOR_NAME} from '../conventions.js'
 import type {Permission} from '../permissions.js'
-import {startMetricsServer, type MetricsAccess} from './http-servers.js'
+import {parseBindAddress, startMetricsServer, type MetricsAccess} from './http-servers.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export const METRICS_PATH = '/metrics'
@@ -237,6 +237,7 @@ export interface SecureMetricsServer extends RunningHttpServer {
  * Rejects (the operator does not start) when the certificate directory has no usable pair.
  */
 export async function startSecureMetricsServer(options: SecureMetricsServerOptions): Promise<SecureMetricsServer | undefined> {
+  if (!parseBindAddress(options.bindAddress, '--metrics-bind-address')) return undefined
   const logger = (options.logger ?? silentLogger).child({component: 'metrics'})
   const {certDir} = options
   let initial: KeyPair | undefined
