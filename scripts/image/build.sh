@@ -276,6 +276,7 @@ ln -s /app/bin/run.js "$app/usr/local/bin/polycrate"
 # ---- deterministic layer tarballs ----------------------------------------------------------------------------
 step "writing layers"
 declare -A layer_file layer_size # by layer root (relative to $work/layers)
+gzip_pids=()
 for root_name in amd64/1-runtime amd64/2-node arm64/1-runtime arm64/2-node common/3-node_modules common/4-app; do
   root="$work/layers/$root_name"
   if [ "$root_name" = common/3-node_modules ] && [ "$npm_installed" = 0 ]; then
@@ -289,29 +290,30 @@ for root_name in amd64/1-runtime amd64/2-node arm64/1-runtime arm64/2-node commo
   find "$root" -type f -perm /111 -exec chmod 0755 {} +
   find "$root" -type f ! -perm /111 -exec chmod 0644 {} +
   [ -d "$root/tmp" ] && chmod 1777 "$root/tmp"
-  layer="$work/layer.tar"
+  layer="$work/layer-${root_name//\//-}.tar"
   (cd "$root" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | sort >"$work/top") # no "./" entry: / is the base's
   tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime -cf "$layer" -T "$work/top"
   size=$(stat -c %s "$layer")
-  # gzip -9 of the node binaries takes most of a build: compressed layers are cached by their tar's sha256.
+  # gzip -9 of the node binaries takes most of a cold build (in parallel, one per core): compressed layers are
+  # cached by their tar's sha256.
   sum=$(sha256sum "$layer" | cut -d' ' -f1)
   if [ -f "$cache/layers/$sum.tar.gz" ]; then
     rm "$layer"
     touch "$cache/layers/$sum.tar.gz" # kept while in use; the others go after 30 days (below)
   else
-    gzip -n -9 "$layer"
     mkdir -p "$cache/layers"
-    mv "$layer.gz" "$cache/layers/$sum.tar.gz.$$"
-    mv "$cache/layers/$sum.tar.gz.$$" "$cache/layers/$sum.tar.gz"
+    (gzip -n -9 "$layer" && mv "$layer.gz" "$cache/layers/$sum.tar.gz.$$" && mv "$cache/layers/$sum.tar.gz.$$" "$cache/layers/$sum.tar.gz") &
+    gzip_pids+=($!)
   fi
   layer_file[$root_name]="$cache/layers/$sum.tar.gz" layer_size[$root_name]=$size
-  if [ "$root_name" = common/3-node_modules ] && [ "$fresh" != 1 ]; then
-    mkdir -p "$npm_cache"
-    cp "$work/npm-sbom.json" "$npm_cache/npm-sbom.json"
-    echo "$sum $size" >"$npm_cache/layer.$$" && mv "$npm_cache/layer.$$" "$npm_cache/layer"
-  fi
 done
+for pid in "${gzip_pids[@]}"; do wait "$pid" || { echo "gzip of a layer failed" >&2; exit 1; }; done
+if [ "$npm_installed" = 1 ] && [ "$fresh" != 1 ]; then
+  mkdir -p "$npm_cache"
+  cp "$work/npm-sbom.json" "$npm_cache/npm-sbom.json"
+  echo "$(basename "${layer_file[common/3-node_modules]}" .tar.gz) ${layer_size[common/3-node_modules]}" >"$npm_cache/layer.$$" && mv "$npm_cache/layer.$$" "$npm_cache/layer"
+fi
 
 find "$cache/layers" -name '*.tar.gz' -mtime +30 -delete 2>/dev/null || true
 find "$cache/npm-production" -mindepth 1 -maxdepth 1 -type d -mtime +30 -exec rm -rf {} + 2>/dev/null || true
