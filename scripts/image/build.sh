@@ -80,7 +80,7 @@ while [ $# -gt 0 ]; do
     --name) name=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
