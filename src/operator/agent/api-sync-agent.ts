@@ -108,7 +108,7 @@ export function apiConnectedOf(conditions: readonly Condition[] | undefined): Co
 
 export interface ApiSyncAgentOptions {
   /** Its timers are the clock of the heartbeat (the controller's requeues), its uptime and its timestamps. */
-  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger' | 'timers'>
+  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger' | 'timers'> & Partial<Pick<Manager, 'metrics'>>
   config: OperatorConfig
   session: ApiSession
   token: TokenRef
@@ -150,6 +150,7 @@ export class ApiSyncAgent {
     // or a rejected one does disconnect. APIConnected says what happened either way.
     const transient = outcome.kind === 'unreachable' || outcome.kind === 'failed'
     if (outcome.kind !== 'connected' && !(transient && session.identity)) session.disconnected(outcome.message)
+    this.recordOutcome(outcome)
     if (object) {
       const next = apiSyncStatus(object.status, outcome, isoNow(this.clock))
       await this.writeStatus(object, next, signal)
@@ -169,6 +170,7 @@ export class ApiSyncAgent {
   /** After the controller stopped: the session disconnects; the leader marks APIConnected False (see marksStopped). */
   async stopped(why: StopReason | undefined, object: OperatorConfigObject | undefined): Promise<void> {
     const {manager, session} = this.options
+    this.forgetOutcome()
     const message = stoppedMessage(why)
     // The identity goes with the settings (another token may mean another workspace) until the restart reconnects.
     session.disconnected(message)
@@ -189,6 +191,24 @@ export class ApiSyncAgent {
     }
   }
 
+
+  /** The heartbeat's gauges (the leader's): connected or not, when it last got through, its interval. */
+  private recordOutcome(outcome: ApiSyncOutcome): void {
+    const metrics = this.options.manager.metrics
+    if (!metrics) return
+    const labels = {api_url: this.options.config.api_sync.api_url}
+    metrics.apiConnected.set(labels, outcome.kind === 'connected' ? 1 : 0)
+    metrics.apiSyncInterval.set(labels, this.options.config.api_sync.sync_interval_seconds)
+    if (outcome.kind === 'connected') metrics.apiLastHeartbeat.set(labels, this.clock.now() / 1000)
+  }
+
+  /** API sync stopped: its series go (a disabled API sync is not a disconnected one). */
+  private forgetOutcome(): void {
+    const metrics = this.options.manager.metrics
+    if (!metrics) return
+    const labels = {api_url: this.options.config.api_sync.api_url}
+    for (const gauge of [metrics.apiConnected, metrics.apiSyncInterval, metrics.apiLastHeartbeat]) gauge.remove(labels)
+  }
 
   private readToken(): {token: string} | {problem: string} {
     const {token} = this.options

@@ -7,6 +7,7 @@ import {FAILED_PREFIX, type OperatorConfig, type ControllerState} from '../confi
 import type {Logger} from '../../lib/logger.js'
 import type {CrdGate} from './crd-gate.js'
 import type {Manager} from './manager.js'
+import type {FeatureState} from './metrics.js'
 import type {Permission} from '../permissions.js'
 
 export interface RunningFeature {
@@ -115,6 +116,17 @@ export function planFeatures(
   return {actions, states, missingOwnCrds}
 }
 
+/** The state a feature's reported reason (`status.controllers[].reason`) stands for (pure). */
+export function featureState(reason: string | undefined, running: boolean): FeatureState {
+  if (running) return 'running'
+  if (reason?.startsWith(FAILED_PREFIX)) return 'failed'
+  if (reason?.startsWith('CRDsMissing')) return 'crds_missing'
+  if (reason?.startsWith('WaitingForCRDs')) return 'waiting_for_crds'
+  if (reason === 'PausedInvalidConfig') return 'paused_invalid_config'
+  if (reason === 'Standby') return 'standby'
+  return 'disabled'
+}
+
 export class FeatureSet {
   private readonly running = new Map<string, {settings: string; instance: RunningFeature}>()
   private applying: Promise<unknown> = Promise.resolve()
@@ -211,6 +223,8 @@ export class FeatureSet {
     }
     // A feature that was started but could not serve is not running: the status and /readyz say why.
     const failed = new Map(this.problems())
-    return states.map((state) => (failed.has(state.name) ? {...state, running: false, reason: `${FAILED_PREFIX}${failed.get(state.name)}`} : state))
+    const reported = states.map((state) => (failed.has(state.name) ? {...state, running: false, reason: `${FAILED_PREFIX}${failed.get(state.name)}`} : state))
+    for (const state of reported) this.manager.metrics.setFeatureState(state.name, featureState(state.reason, state.running))
+    return reported
   }
 }

@@ -4,6 +4,10 @@
  */
 import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from 'prom-client'
 
+/** The values of `polycrate_operator_feature_status{state}`. */
+export const FEATURE_STATES = ['running', 'standby', 'disabled', 'waiting_for_crds', 'crds_missing', 'failed', 'paused_invalid_config'] as const
+export type FeatureState = typeof FEATURE_STATES[number]
+
 const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60]
 const queueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000]
 
@@ -110,8 +114,38 @@ export class OperatorMetrics {
     registers: [this.registry],
   })
 
+  readonly featureStatus = new Gauge({
+    name: 'polycrate_operator_feature_status',
+    help: 'State of each feature on this replica: 1 for its current state, 0 for the others (running, standby, disabled, waiting_for_crds, crds_missing, failed, paused_invalid_config)',
+    labelNames: ['feature', 'state'] as const,
+    registers: [this.registry],
+  })
+  readonly apiConnected = new Gauge({
+    name: 'polycrate_operator_api_connected',
+    help: 'Whether the last health report (heartbeat) to the Polycrate API succeeded (1) or not (0); the leader\'s, absent while API sync is off',
+    labelNames: ['api_url'] as const,
+    registers: [this.registry],
+  })
+  readonly apiLastHeartbeat = new Gauge({
+    name: 'polycrate_operator_api_last_heartbeat_timestamp_seconds',
+    help: 'When the last successful health report (heartbeat) to the Polycrate API was sent, in unix seconds; the leader\'s',
+    labelNames: ['api_url'] as const,
+    registers: [this.registry],
+  })
+  readonly apiSyncInterval = new Gauge({
+    name: 'polycrate_operator_api_sync_interval_seconds',
+    help: 'api_sync.sync_interval_seconds in force: the heartbeat\'s interval; the leader\'s',
+    labelNames: ['api_url'] as const,
+    registers: [this.registry],
+  })
+
   constructor(options: {processMetrics?: boolean} = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({register: this.registry})
+  }
+
+  /** One feature's state (`featureState` of its reported reason): its `state` series 1, the others 0. */
+  setFeatureState(feature: string, state: FeatureState): void {
+    for (const candidate of FEATURE_STATES) this.featureStatus.set({feature, state: candidate}, candidate === state ? 1 : 0)
   }
 
   text(): Promise<string> {
