@@ -26,7 +26,7 @@ describe('operator block values (pure)', () => {
     assert.equal(values.image, defaultImage())
     assert.deepEqual(values.deployment, {replicas: 1, resources: {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}}})
     assert.deepEqual(values.imageCredentials, {enabled: false, name: 'polycrate-registry', registry: 'cargo.ayedo.cloud', username: '', password: ''})
-    assert.deepEqual(values.metrics, {enabled: true})
+    assert.deepEqual(values.metrics, {enabled: true, alerts: false, dashboard: false})
     assert.deepEqual(values.security, {addCapabilities: []})
     assert.deepEqual(values.operatorConfig, {name: 'default', spec: {}})
     assert.deepEqual(values.apiSync, {enabled: false, secretName: 'polycrate-api-token', tokenKey: 'token'})
@@ -73,8 +73,15 @@ describe('operator block values (pure)', () => {
       input: {image_credentials: {enabled: true, username: 'u', password: 'p'}, metrics: {enabled: false}, security: {add_capabilities: ['NET_RAW', 'NET_RAW']}},
       check: (values) => {
         assert.deepEqual(values.imageCredentials, {enabled: true, name: 'polycrate-registry', registry: 'cargo.ayedo.cloud', username: 'u', password: 'p'})
-        assert.deepEqual(values.metrics, {enabled: false})
+        assert.deepEqual(values.metrics, {enabled: false, alerts: false, dashboard: false})
         assert.deepEqual(values.security.addCapabilities, ['NET_RAW'])
+      },
+    },
+    {
+      name: 'metrics.alerts, metrics.dashboard and where the runbooks are',
+      input: {metrics: {alerts: true, dashboard: true, runbook_base_url: 'https://git.example.com/ops/polycrate-operator/README.md'}},
+      check: (values) => {
+        assert.deepEqual(values.metrics, {enabled: true, alerts: true, dashboard: true, runbookBaseUrl: 'https://git.example.com/ops/polycrate-operator/README.md'})
       },
     },
   ]
@@ -84,6 +91,8 @@ describe('operator block values (pure)', () => {
     {name: 'an unknown top-level key names the nearest one', input: {namspace: 'x'}, problems: [/^config\.namspace: unknown setting \(did you mean "namespace"\?\)$/]},
     {name: 'an unknown nested key with its path', input: {deployment: {resources: {limit: {}}}}, problems: [/^config\.deployment\.resources\.limit: unknown setting \(did you mean "limits"\?\)$/]},
     {name: 'an unknown key inside an OperatorConfig section', input: {operator_config: {artifact_discovery: {registry_filter: {exclude_registry: []}}}}, problems: [/^config\.operator_config\.artifact_discovery\.registry_filter\.exclude_registry: unknown setting \(did you mean "exclude_registries"\?\)$/]},
+    {name: 'a misspelt metrics setting names the nearest one', input: {metrics: {alert: true}}, problems: [/^config\.metrics\.alert: unknown setting \(did you mean "alerts"\?\)$/]},
+    {name: 'metrics.dashboard must be a boolean', input: {metrics: {dashboard: 'yes'}}, problems: [/^config\.metrics\.dashboard: expected a boolean, got the string "yes"$/]},
     {name: 'a key far from every known one lists them', input: {security: {zzz: 1}}, problems: [/^config\.security\.zzz: unknown setting; known here: add_capabilities$/]},
     {name: 'a wrong type names the path and the expected type', input: {deployment: {replicas: 'two'}}, problems: [/^config\.deployment\.replicas: expected a number, got the string "two"$/]},
     {name: 'a fraction where an integer is needed', input: {deployment: {replicas: 1.5}}, problems: [/^config\.deployment\.replicas: expected an integer/]},

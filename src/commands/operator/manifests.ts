@@ -18,13 +18,16 @@ export default class Manifests extends JsonAwareCommand {
     '--values FILE reads the operator block\'s `config:` (see `polycrate operator install --help`) and prints the same ' +
     'objects `install` applies: also the OperatorConfig, the image pull Secret (image_credentials) and the token ' +
     'Secret (api_sync.credentials.api_token) — the output then holds secrets — and a VMServiceScrape when ' +
-    'metrics.enabled (the block default; --no-vm-service-scrape leaves it out). Flags override the values.'
+    'metrics.enabled (the block default; --no-vm-service-scrape leaves it out), a VMRule with the alerting rules when ' +
+    'metrics.alerts, a Grafana dashboard ConfigMap when metrics.dashboard. Flags override the values. ' +
+    '--prometheus-rule adds the rules as a Prometheus operator PrometheusRule (install adds it where that CRD exists).'
 
   static override examples = [
     '<%= config.bin %> operator crds | kubectl apply -f - && <%= config.bin %> <%= command.id %> | kubectl apply -f -',
     '<%= config.bin %> <%= command.id %> --image registry.example.com/polycrate:0.1.0 --namespace polycrate',
     '<%= config.bin %> <%= command.id %> --values workspace.poly --values secrets.poly | kubectl apply -f -',
     '<%= config.bin %> <%= command.id %> --dns01-webhook --vm-service-scrape -o json',
+    '<%= config.bin %> <%= command.id %> --values values.yaml --prometheus-rule --no-vm-rule --dashboard',
   ]
 
   static override flags = {
@@ -40,6 +43,9 @@ export default class Manifests extends JsonAwareCommand {
     'dns01-port': Flags.integer({summary: 'dns01_webhook.port of the OperatorConfig (default 10250).', min: 1, max: 65535}),
     'cert-manager-service-account': Flags.string({summary: 'namespace/name of cert-manager\'s ServiceAccount (it calls the DNS01 solver).', default: 'cert-manager/cert-manager'}),
     'vm-service-scrape': Flags.boolean({summary: 'Add a VictoriaMetrics VMServiceScrape for the metrics port (with --values: metrics.enabled decides unless given).', allowNo: true}),
+    'vm-rule': Flags.boolean({summary: 'Add the alerting rules as a VictoriaMetrics VMRule (with --values: metrics.alerts decides unless given).', allowNo: true}),
+    'prometheus-rule': Flags.boolean({summary: 'Add the alerting rules as a Prometheus operator PrometheusRule (default: no; the output cannot see whether the cluster has that CRD).', allowNo: true}),
+    dashboard: Flags.boolean({summary: 'Add the Grafana dashboard as a ConfigMap labelled grafana_dashboard: "1" (with --values: metrics.dashboard decides unless given).', allowNo: true}),
   }
 
   async run(): Promise<unknown> {
@@ -73,11 +79,22 @@ export default class Manifests extends JsonAwareCommand {
     })
     let objects
     if (flags.values) {
-      objects = planObjects(plan, {vmServiceScrape: flags['vm-service-scrape'] ?? values.metrics.enabled})
+      objects = planObjects(plan, {
+        vmServiceScrape: flags['vm-service-scrape'] ?? values.metrics.enabled,
+        vmRule: flags['vm-rule'] ?? values.metrics.alerts,
+        prometheusRule: flags['prometheus-rule'] ?? false,
+        dashboard: flags.dashboard ?? values.metrics.dashboard,
+      })
       const secrets = [plan.tokenSecret, plan.pullSecret].filter((secret) => secret !== undefined).map((secret) => secret.metadata!.name)
       if (secrets.length > 0) this.logToStderr(`Note: the output holds the Secret${secrets.length > 1 ? 's' : ''} ${secrets.join(', ')} with credentials from the values; do not commit or share it.`)
     } else {
-      objects = [plan.namespaceObject, ...plan.workload, ...(flags['vm-service-scrape'] ? [plan.vmServiceScrape] : [])]
+      objects = [
+        plan.namespaceObject, ...plan.workload,
+        ...(flags['vm-service-scrape'] ? [plan.vmServiceScrape] : []),
+        ...(flags['vm-rule'] ? [plan.monitoring.vmRule] : []),
+        ...(flags['prometheus-rule'] ? [plan.monitoring.prometheusRule] : []),
+        ...(flags.dashboard ? [plan.monitoring.dashboard] : []),
+      ]
     }
     if (flags.output === 'json') this.log(JSON.stringify({apiVersion: 'v1', kind: 'List', items: objects}, null, 2))
     else process.stdout.write(toMultiDocumentYaml(objects))

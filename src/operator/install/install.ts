@@ -1,7 +1,8 @@
 /**
  * `polycrate operator install`: the operator block's install action. Server-side applies, in this order: the CRDs
  * (waiting until each is Established), the Namespace, the token Secret, the image pull Secret, the generated
- * manifests, the OperatorConfig, and the VMServiceScrape when its CRD exists (removed when metrics are disabled).
+ * manifests, the OperatorConfig, and the VMServiceScrape when its CRD exists (removed when metrics are disabled),
+ * then the alerting rules and the dashboard (monitoring-objects.ts).
  */
 import {allCrds} from '../../crds/index.js'
 import {customResourceDefinitions} from '../../crds/render.js'
@@ -11,6 +12,7 @@ import {installCrds} from '../../kube/crd-install.js'
 import {installedBy, OPERATOR_NAME} from '../conventions.js'
 import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
+import {applyMonitoringObjects} from './monitoring-objects.js'
 import type {BlockValues} from './values.js'
 
 export interface InstallOperatorOptions {
@@ -82,6 +84,7 @@ export async function installOperator(client: KubeClient, options: InstallOperat
   } else if (values.metrics.enabled) {
     report(resultOf(plan.vmServiceScrape, 'skipped', `the CRD ${VM_SERVICE_SCRAPE_CRD} is not installed`))
   }
+  await applyMonitoringObjects(client, plan.monitoring, values.metrics, report)
   return collected
 }
 

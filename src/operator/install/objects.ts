@@ -9,6 +9,7 @@ import {OPERATOR_NAME} from '../conventions.js'
 import {operatorManifests, type ManifestOptions} from '../manifests.js'
 import type {Permission} from '../permissions.js'
 import type {BlockValues} from './values.js'
+import {monitoringObjects, type MonitoringObjects} from './monitoring-objects.js'
 
 export const VM_SERVICE_SCRAPE_CRD = 'vmservicescrapes.operator.victoriametrics.com'
 
@@ -37,6 +38,8 @@ export interface InstallPlan {
   workload: KubeObject[]
   operatorConfig: KubeObject
   vmServiceScrape: KubeObject
+  /** VMRule, PrometheusRule and the dashboard ConfigMap (metrics.alerts, metrics.dashboard). */
+  monitoring: MonitoringObjects
 }
 
 const labels = {'app.kubernetes.io/name': OPERATOR_NAME, 'app.kubernetes.io/part-of': 'polycrate'}
@@ -95,11 +98,12 @@ export function installPlan(values: BlockValues, permissions: readonly Permissio
     metadata: {name: values.operatorConfig.name, namespace, labels},
     spec: values.operatorConfig.spec,
   } as KubeObject
-  return {namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape}
+  const monitoring = monitoringObjects(namespace, values.metrics)
+  return {namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape, monitoring}
 }
 
-/** Everything in the order install applies it (the VMServiceScrape only when asked). */
-export function planObjects(plan: InstallPlan, options: {vmServiceScrape: boolean}): KubeObject[] {
+/** Everything in the order install applies it (the VMServiceScrape, rules and dashboard only when asked). */
+export function planObjects(plan: InstallPlan, options: {vmServiceScrape: boolean; vmRule?: boolean; prometheusRule?: boolean; dashboard?: boolean}): KubeObject[] {
   return [
     plan.namespaceObject,
     ...(plan.tokenSecret ? [plan.tokenSecret] : []),
@@ -107,6 +111,9 @@ export function planObjects(plan: InstallPlan, options: {vmServiceScrape: boolea
     ...plan.workload,
     plan.operatorConfig,
     ...(options.vmServiceScrape ? [plan.vmServiceScrape] : []),
+    ...(options.vmRule ? [plan.monitoring.vmRule] : []),
+    ...(options.prometheusRule ? [plan.monitoring.prometheusRule] : []),
+    ...(options.dashboard ? [plan.monitoring.dashboard] : []),
   ]
 }
 

@@ -14,6 +14,7 @@ import {deprecatedFinalizers, finalizers, installedBy, LEADER_LEASE_NAME, OPERAT
 import {serviceManagement, type LbService} from '../cloud/load-balancer.js'
 import {crdExists, deleteObject, listAll, releaseFinalizers, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
+import {deleteMonitoringObjects} from './monitoring-objects.js'
 
 export interface UninstallOperatorOptions {
   /** What install made (from the same values): names of the namespace, Secrets, objects. */
@@ -104,6 +105,7 @@ export async function uninstallOperator(client: KubeClient, options: UninstallOp
 
   // 3. Delete what install made, in reverse order.
   options.onStep?.('deleting…')
+  await deleteMonitoringObjects(client, plan.monitoring, report)
   if (await crdExists(client, VM_SERVICE_SCRAPE_CRD)) reportDeleted(report, await deleteObject(client, plan.vmServiceScrape))
   for (const object of [...plan.workload].reverse()) reportDeleted(report, await deleteObject(client, object))
   reportDeleted(report, await deleteObject(client, {apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: {name: LEADER_LEASE_NAME, namespace}}))

@@ -42,7 +42,8 @@ export interface BlockValues {
   }
   /** Where the agent token lives, and the token itself when the values carry one. */
   apiSync: {enabled: boolean; secretName: string; tokenKey: string; apiToken?: string}
-  metrics: {enabled: boolean}
+  /** `alerts`: VMRule/PrometheusRule; `dashboard`: the Grafana dashboard ConfigMap (alerts.ts, dashboard.ts). */
+  metrics: {enabled: boolean; alerts: boolean; dashboard: boolean; runbookBaseUrl?: string}
   security: {addCapabilities: string[]}
   /** The parsed OperatorConfig spec with every default (ports of the webhooks, …). */
   effectiveSpec: z.infer<typeof operatorConfigSpec>
@@ -94,7 +95,12 @@ export const blockValuesSchema = z.object({
     resources: z.object({requests: cpuMemory.optional(), limits: cpuMemory.optional()}).optional(),
   }).optional(),
   operator_config: blockOperatorConfig.optional(),
-  metrics: z.object({enabled: z.boolean().default(true)}).optional(),
+  metrics: z.object({
+    enabled: z.boolean().default(true),
+    alerts: z.boolean().default(false),
+    dashboard: z.boolean().default(false),
+    runbook_base_url: z.string().min(1).optional(),
+  }).optional(),
   security: z.object({
     add_capabilities: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be a Linux capability name without CAP_, e.g. NET_RAW')).default(() => []),
   }).optional(),
@@ -139,7 +145,12 @@ export function parseBlockValues(input: unknown, options: {version?: string; sou
       tokenKey: checked.config.api_sync.credentials_ref.token_key,
       ...(apiSync.apiToken ? {apiToken: apiSync.apiToken} : {}),
     },
-    metrics: {enabled: values.metrics?.enabled ?? true},
+    metrics: {
+      enabled: values.metrics?.enabled ?? true,
+      alerts: values.metrics?.alerts ?? false,
+      dashboard: values.metrics?.dashboard ?? false,
+      ...(values.metrics?.runbook_base_url ? {runbookBaseUrl: values.metrics.runbook_base_url} : {}),
+    },
     security: {addCapabilities: [...new Set(values.security?.add_capabilities ?? [])]},
     effectiveSpec: checked.config,
   }
