@@ -85,6 +85,35 @@ describe('polycrate operator manifests', () => {
       assert.equal(again.find((o) => o.kind === 'OperatorConfig')!.metadata.namespace, 'other')
     })
 
+    it('metrics.alerts adds the VMRule, metrics.dashboard the dashboard ConfigMap; --prometheus-rule and --no-vm-rule choose the rule kind', async () => {
+      const values = path.join(dir, 'observability.yaml')
+      await writeFile(values, 'config:\n  namespace: ops\n  metrics:\n    alerts: true\n    dashboard: true\n')
+      const {stdout, error} = await runCommand(['operator', 'manifests', '--values', values])
+      assert.equal(error, undefined)
+      const objects = yaml.loadAll(stdout).filter(Boolean) as Array<Obj & {metadata: {labels?: Record<string, string>}; spec?: {groups?: Array<{name: string}>}; data?: Record<string, string>}>
+      assert.deepEqual(objects.slice(-3).map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.namespace}/${o.metadata.name}`), [
+        'operator.victoriametrics.com/v1beta1 VMServiceScrape ops/polycrate-operator',
+        'operator.victoriametrics.com/v1beta1 VMRule ops/polycrate-operator',
+        'v1 ConfigMap ops/polycrate-operator-dashboard',
+      ])
+      assert.deepEqual(objects.find((o) => o.kind === 'VMRule')!.spec!.groups!.map((g) => g.name), [
+        'polycrate-operator.availability', 'polycrate-operator.controllers', 'polycrate-operator.api-sync',
+        'polycrate-operator.webhooks', 'polycrate-operator.monitoring', 'polycrate-operator.resources',
+      ])
+      const dashboard = objects.find((o) => o.kind === 'ConfigMap')!
+      assert.equal(dashboard.metadata.labels?.grafana_dashboard, '1')
+      assert.equal((JSON.parse(dashboard.data!['polycrate-operator.json']!) as {title: string}).title, 'Polycrate operator')
+
+      const {stdout: prometheus} = await runCommand(['operator', 'manifests', '--values', values, '--prometheus-rule', '--no-vm-rule', '--no-dashboard', '-o', 'json'])
+      const kinds = (JSON.parse(prometheus) as {items: Obj[]}).items.map((o) => o.kind)
+      assert.ok(kinds.includes('PrometheusRule'))
+      assert.equal(kinds.includes('VMRule') || kinds.includes('ConfigMap'), false)
+
+      const {stdout: flagsOnly} = await runCommand(['operator', 'manifests', '--vm-rule', '--dashboard', '-o', 'json'])
+      const items = (JSON.parse(flagsOnly) as {items: Obj[]}).items
+      assert.deepEqual(items.slice(-2).map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`), ['VMRule polycrate/polycrate-operator', 'ConfigMap polycrate/polycrate-operator-dashboard'])
+    })
+
     it('an unknown key exits 2 and names the nearest valid key', async () => {
       const values = path.join(dir, 'bad.yaml')
       await writeFile(values, 'config:\n  operator_config:\n    endpoint_discovry: {enabled: false}\n')

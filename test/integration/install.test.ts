@@ -19,6 +19,7 @@ import {finalizers, installedBy} from '../../src/operator/conventions.js'
 import type {ObjectResult} from '../../src/operator/install/cluster-objects.js'
 import {installOperator} from '../../src/operator/install/install.js'
 import {installPlan} from '../../src/operator/install/objects.js'
+import {alertRuleGroups} from '../../src/operator/install/alerts.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
@@ -26,6 +27,11 @@ import {eventually} from '../support/operator-process.js'
 import {upstreamCrd} from '../support/upstream-crds.js'
 
 const VM_CRD = 'vmservicescrapes.operator.victoriametrics.com'
+/** Stand-ins for the VictoriaMetrics and Prometheus operators' rule CRDs (their group, version and names). */
+const RULE_CRDS = [
+  {group: 'operator.victoriametrics.com', version: 'v1beta1', kind: 'VMRule', plural: 'vmrules'},
+  {group: 'monitoring.coreos.com', version: 'v1', kind: 'PrometheusRule', plural: 'prometheusrules'},
+] as const
 const TOKEN = 'agent-token-that-must-stay-secret'
 
 const ref = (group: string, version: string, plural: string, namespace?: string, name?: string): ResourceRef => ({group, version, plural, namespace, name})
@@ -35,6 +41,9 @@ const refs = {
   namespace: (name: string) => ref('', 'v1', 'namespaces', undefined, name),
   operatorConfig: (ns: string) => ref('polycrate.io', 'v1alpha1', 'operatorconfigs', ns, 'default'),
   scrape: (ns: string) => ref('operator.victoriametrics.com', 'v1beta1', 'vmservicescrapes', ns, 'polycrate-operator'),
+  vmRule: (ns: string) => ref('operator.victoriametrics.com', 'v1beta1', 'vmrules', ns, 'polycrate-operator'),
+  prometheusRule: (ns: string) => ref('monitoring.coreos.com', 'v1', 'prometheusrules', ns, 'polycrate-operator'),
+  dashboard: (ns: string) => ref('', 'v1', 'configmaps', ns, 'polycrate-operator-dashboard'),
   ingress: (ns: string, name?: string) => ref('networking.k8s.io', 'v1', 'ingresses', ns, name),
   route: (ns: string, name?: string) => ref('gateway.networking.k8s.io', 'v1', 'httproutes', ns, name),
   service: (ns: string, name?: string) => ref('', 'v1', 'services', ns, name),
@@ -87,6 +96,7 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     // Other test files share this apiserver and install the polycrate.io CRDs only once per run.
     await installCrds(client, customResourceDefinitions(allCrds))
     await client.delete(refs.crd(VM_CRD)).catch(() => undefined)
+    for (const crd of RULE_CRDS) await client.delete(refs.crd(`${crd.plural}.${crd.group}`)).catch(() => undefined)
     client.close()
     rmSync(dir, {recursive: true, force: true})
     await new Promise((resolve) => api.close(resolve))
@@ -163,6 +173,52 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     assert.equal(await client.getOrUndefined(refs.scrape(namespace)), undefined)
   })
 
+  it('metrics.alerts: VMRule and PrometheusRule once their CRDs exist; metrics.dashboard: the ConfigMap; removed when turned off', async () => {
+    const document = yaml.load(readFileSync(valuesFile, 'utf8')) as {blocks: Array<{config: Record<string, unknown>}>}
+    const withMetrics = (metrics: Record<string, unknown>) => {
+      const values = parseBlockValues({...document.blocks[0]!.config, metrics})
+      return installOperator(client, {values, plan: installPlan(values, operatorPermissions())})
+    }
+    const before = await withMetrics({alerts: true, dashboard: true})
+    assert.equal(outcome(before.results, 'VMRule', 'polycrate-operator'), 'skipped', 'no VictoriaMetrics CRD: skipped')
+    assert.equal(outcome(before.results, 'PrometheusRule', 'polycrate-operator'), 'skipped', 'no Prometheus operator CRD: skipped')
+    assert.equal(outcome(before.results, 'ConfigMap', 'polycrate-operator-dashboard'), 'created')
+
+    for (const crd of RULE_CRDS) {
+      await applyCrd(client, {
+        apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: {name: `${crd.plural}.${crd.group}`},
+        spec: {
+          group: crd.group, scope: 'Namespaced',
+          names: {kind: crd.kind, plural: crd.plural, singular: crd.kind.toLowerCase(), listKind: `${crd.kind}List`},
+          versions: [{name: crd.version, served: true, storage: true, schema: {openAPIV3Schema: {type: 'object', 'x-kubernetes-preserve-unknown-fields': true}}}],
+        },
+      } as never)
+      await waitEstablished(client, `${crd.plural}.${crd.group}`)
+    }
+    const rules = await eventually(async () => {
+      const report = await withMetrics({alerts: true, dashboard: true})
+      return outcome(report.results, 'VMRule', 'polycrate-operator') === 'created' ? report : undefined
+    }, 30_000, 'the VMRule created')
+    assert.equal(outcome(rules.results, 'PrometheusRule', 'polycrate-operator'), 'created')
+    assert.equal(outcome(rules.results, 'ConfigMap', 'polycrate-operator-dashboard'), 'unchanged')
+    const expected = alertRuleGroups({namespace})
+    for (const objectRef of [refs.vmRule(namespace), refs.prometheusRule(namespace)]) {
+      const stored = await client.get<KubeObject & {spec: {groups: unknown}}>(objectRef)
+      assert.deepEqual(stored.spec.groups, expected, objectRef.plural)
+    }
+    const configMap = await client.get<KubeObject & {data: Record<string, string>}>(refs.dashboard(namespace))
+    assert.equal(configMap.metadata?.labels?.grafana_dashboard, '1')
+    assert.equal((JSON.parse(configMap.data['polycrate-operator.json']!) as {uid: string}).uid, 'polycrate-operator')
+
+    const off = await withMetrics({alerts: false, dashboard: false})
+    for (const [kind, name] of [['VMRule', 'polycrate-operator'], ['PrometheusRule', 'polycrate-operator'], ['ConfigMap', 'polycrate-operator-dashboard']]) {
+      assert.equal(outcome(off.results, kind!, name!), 'deleted', `${kind} ${name}`)
+    }
+    for (const objectRef of [refs.vmRule(namespace), refs.prometheusRule(namespace), refs.dashboard(namespace)]) assert.equal(await client.getOrUndefined(objectRef), undefined)
+    // On again for the uninstall below, which removes them whatever its values say.
+    await withMetrics({alerts: true, dashboard: true})
+  })
+
   it('uninstall releases the operator\'s finalizers on users\' objects, whose deletes then finish; CRs and CRDs stay; a second run is harmless', async () => {
     for (const file of ['gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
       const crd = upstreamCrd(file)
@@ -197,7 +253,8 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     assert.equal(outcome(report.results, 'HTTPRoute', 'shop'), 'released')
     assert.equal(outcome(report.results, 'Service', 'managed'), 'released')
     assert.equal(outcome(report.results, 'Service', 'other-class'), undefined, 'another controller\'s load balancer keeps its finalizer')
-    for (const [kind, name] of [['Deployment', 'polycrate-operator'], ['ClusterRole', 'polycrate-operator'], ['ServiceAccount', 'polycrate-operator'], ['Secret', 'polycrate-api-token'], ['Secret', 'polycrate-registry']]) {
+    for (const [kind, name] of [['Deployment', 'polycrate-operator'], ['ClusterRole', 'polycrate-operator'], ['ServiceAccount', 'polycrate-operator'], ['Secret', 'polycrate-api-token'], ['Secret', 'polycrate-registry'],
+      ['VMRule', 'polycrate-operator'], ['PrometheusRule', 'polycrate-operator'], ['ConfigMap', 'polycrate-operator-dashboard']]) {
       assert.equal(outcome(report.results, kind!, name!), 'deleted', `${kind} ${name}`)
     }
     assert.match(outcome(report.results, 'Namespace', namespace) ?? '', /kept/, 'the namespace holds the OperatorConfig, which stays')

@@ -9,6 +9,9 @@ import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/
 import {freePort} from '../support/control-plane.js'
 import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
+import {selectorsOf} from '../support/promql.js'
+import {alertRuleGroups, EXTERNAL_SERIES} from '../../src/operator/install/alerts.js'
+import {dashboardExpressions, operatorDashboard} from '../../src/operator/install/dashboard.js'
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
@@ -224,7 +227,17 @@ describe('polycrate operator run (a real process against the real apiserver)', f
       'controller_runtime_max_concurrent_reconciles', 'controller_runtime_active_workers', 'workqueue_depth', 'workqueue_adds_total',
       'workqueue_queue_duration_seconds', 'workqueue_work_duration_seconds', 'workqueue_retries_total', 'leader_election_master_status',
       'rest_client_requests_total', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes',
+      'polycrate_operator_feature_status',
     ]) assert.ok(families.has(name), `${name} missing`)
+    const endpointDiscovery = families.get('polycrate_operator_feature_status')!.samples.filter((s) => s.labels.feature === 'endpoint-discovery' && s.value === 1)
+    assert.deepEqual(endpointDiscovery.map((s) => s.labels.state), ['running'])
+    // What the alerting rules and the dashboard select is in this scrape, except the series of features that are off
+    // here (API sync, the monitoring agent, the DNS webhooks register theirs when they start) and the external ones.
+    const selected = [...alertRuleGroups({namespace}).flatMap((g) => g.rules.map((r) => r.expr)), ...dashboardExpressions(operatorDashboard({namespace}))]
+      .flatMap((expr) => selectorsOf(expr).map((selector) => selector.metric))
+    const missing = [...new Set(selected)].filter((metric) => !(metric in EXTERNAL_SERIES) && !/^(polycrate_api_|polycrate_agent_|probe_|polycrate_dns_webhook_)/.test(metric))
+      .filter((metric) => !families.has(metric) && !families.has(metric.replace(/_(bucket|sum|count)$/, '')))
+    assert.deepEqual(missing, [], 'selected by a rule or panel but not in /metrics')
     const reconciles = families.get('controller_runtime_reconcile_total')!.samples
     assert.ok(reconciles.some((s) => s.labels.controller === 'operatorconfig' && s.labels.result === 'success' && s.value >= 1))
     // .ci/run installs Debian's prometheus package for promtool; elsewhere the parser above is the check.

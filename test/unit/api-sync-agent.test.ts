@@ -8,6 +8,7 @@ import {credentialsSecret, validateOperatorConfig} from '../../src/operator/conf
 import type {OperatorConfigObject} from '../../src/operator/config/operator-config-controller.js'
 import {ObjectCache} from '../../src/operator/runtime/cache.js'
 import {Controller} from '../../src/operator/runtime/controller.js'
+import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import type {StopReason} from '../../src/operator/runtime/feature.js'
 import {FakeTimers} from '../support/fake-timers.js'
 
@@ -98,12 +99,13 @@ function heartbeatRig(intervalSeconds: number) {
   const secrets = new ObjectCache<SecretObject>()
   secrets.upsert({metadata: {name: secretRef.secret_name, namespace, resourceVersion: '1'}, data: {[secretRef.token_key]: b64('agent-token')}})
   const client = {getOrUndefined: async () => ({metadata: {uid: 'kube-system-uid'}})} as unknown as KubeClient
+  const metrics = new OperatorMetrics({processMetrics: false})
   const agent = new ApiSyncAgent({
-    manager: {client, namespace, isLeader: true, logger: silentLogger, timers},
+    manager: {client, namespace, isLeader: true, logger: silentLogger, timers, metrics},
     config, session, token: {namespace, ...secretRef}, secrets, configs: new ObjectCache<OperatorConfigObject>(), events: {record: async () => {}},
   })
   const controller = new Controller({name: 'api-sync', reconcile: (context) => agent.reconcile(context), watches: [], maxConcurrentReconciles: 1, needLeaderElection: false, clock: timers})
-  return {timers, reports, api, agent, controller}
+  return {timers, reports, api, agent, controller, metrics}
 }
 
 describe('API sync agent heartbeat (fake timers)', () => {
@@ -140,5 +142,29 @@ describe('API sync agent heartbeat (fake timers)', () => {
     await timers.advance(1)
     assert.deepEqual(reports.slice(4).map((r) => Date.parse(r.reported_at) - start), [120_000, 420_000], 'back to the interval once connected')
     await controller.stop()
+  })
+
+  it('the heartbeat gauges: connected, when it last got through (by the clock), the interval; gone once API sync stops', async () => {
+    const {timers, api, agent, controller, metrics} = heartbeatRig(60)
+    const value = async (gauge: 'apiConnected' | 'apiLastHeartbeat' | 'apiSyncInterval') =>
+      (await metrics[gauge].get()).values.find((sample) => sample.labels.api_url === 'https://api.example.com')?.value
+    const start = timers.now()
+    controller.start()
+    controller.enqueue(agent.key)
+    await timers.advance(0)
+    assert.equal(await value('apiConnected'), 1)
+    assert.equal(await value('apiLastHeartbeat'), start / 1000)
+    assert.equal(await value('apiSyncInterval'), 60)
+    api.failing = true
+    await timers.advance(60_000)
+    assert.equal(await value('apiConnected'), 0, 'a failed heartbeat')
+    assert.equal(await value('apiLastHeartbeat'), start / 1000, 'the last success stays')
+    api.failing = false
+    await timers.advance(30_000)
+    assert.equal(await value('apiConnected'), 1)
+    assert.equal(await value('apiLastHeartbeat'), (start + 90_000) / 1000)
+    await controller.stop()
+    await agent.stopped({kind: 'disabled', message: 'it is disabled in the OperatorConfig'}, undefined)
+    for (const gauge of ['apiConnected', 'apiLastHeartbeat', 'apiSyncInterval'] as const) assert.equal(await value(gauge), undefined, `${gauge} after API sync stopped`)
   })
 })

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import {operatorConfigSpec} from '../../src/crds/operator-config.js'
 import type {OperatorConfig} from '../../src/operator/config/operator-config.js'
 import type {Logger} from '../../src/lib/logger.js'
-import {FeatureSet, planFeatures, type Feature} from '../../src/operator/runtime/feature.js'
+import {FeatureSet, featureState, planFeatures, type Feature} from '../../src/operator/runtime/feature.js'
+import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import type {CrdGate} from '../../src/operator/runtime/crd-gate.js'
 import type {Manager} from '../../src/operator/runtime/manager.js'
 
@@ -82,9 +83,23 @@ describe('planFeatures on a standby replica', () => {
   })
 })
 
+describe('featureState: the state label of polycrate_operator_feature_status', () => {
+  const cases: Array<[reason: string | undefined, running: boolean, state: string]> = [
+    ['Running', true, 'running'],
+    ['Standby', false, 'standby'],
+    ['Disabled', false, 'disabled'],
+    ['PausedInvalidConfig', false, 'paused_invalid_config'],
+    ['WaitingForCRDs: httproutes.gateway.networking.k8s.io', false, 'waiting_for_crds'],
+    ['CRDsMissing: endpoints.polycrate.io; install them with …', false, 'crds_missing'],
+    ['Failed: could not start: bind address [::]:8888 is in use', false, 'failed'],
+  ]
+  for (const [reason, running, state] of cases) it(`${reason} → ${state}`, () => assert.equal(featureState(reason, running), state))
+})
+
 describe('FeatureSet', () => {
   const silent = {debug() {}, info() {}, warn() {}, error() {}, child() { return silent }}
-  const manager = {} as unknown as Manager
+  const metrics = new OperatorMetrics({processMetrics: false})
+  const manager = {metrics} as unknown as Manager
   const gate = {isEstablished: () => true} as unknown as CrdGate
 
   it('a feature whose start fails later is reported Failed with its problem, in the states and the readiness check', async () => {
@@ -109,6 +124,9 @@ describe('FeatureSet', () => {
     assert.equal(changes, 1)
     assert.deepEqual(await set.apply(config(), {leading: false}), [{name: 'external-dns-webhook', enabled: true, running: false, reason: 'Failed: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'}])
     assert.deepEqual(set.failedCheck(), {ok: false, message: 'external-dns-webhook: could not start: bind address [::]:8888 is in use: use a free port (OperatorConfig external_dns_webhook.port)'})
+    const states = (await metrics.featureStatus.get()).values.filter((sample) => sample.labels.feature === 'external-dns-webhook')
+    assert.deepEqual(states.filter((sample) => sample.value === 1).map((sample) => sample.labels.state), ['failed'], 'the failed feature\'s state series is 1')
+    assert.equal(states.length, 7, 'one series per state, the others 0')
     await set.stopAll()
     assert.deepEqual(set.failedCheck(), {ok: true})
   })

@@ -7,6 +7,7 @@ import {dockerConfigJson, installPlan, planObjects} from '../../src/operator/ins
 import {operatorPermissions} from '../../src/operator/operator.js'
 import {operatorFinalizers, ownsLoadBalancerFinalizer} from '../../src/operator/install/uninstall.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
+import {METRICS_JOB, OPERATOR_CONTAINER} from '../../src/operator/install/alerts.js'
 
 type Container = {image: string; resources: unknown; securityContext: {capabilities: {add?: string[]; drop: string[]}}}
 type Deployment = {spec: {replicas: number; template: {spec: {imagePullSecrets?: Array<{name: string}>; containers: Container[]}}}}
@@ -65,6 +66,25 @@ describe('install plan from block values (pure)', () => {
     for (const object of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) && o.metadata?.namespace !== 'kube-system')) {
       assert.equal(object.metadata?.namespace, 'ops', `${object.kind} ${object.metadata?.name}`)
     }
+  })
+
+  it('the rules and the dashboard: in the values\' namespace, after the VMServiceScrape; the rules select what the manifests make', () => {
+    const objects = planObjects(plan, {vmServiceScrape: true, vmRule: true, prometheusRule: true, dashboard: true})
+    assert.deepEqual(objects.slice(-4).map((o) => `${o.apiVersion} ${o.kind} ${o.metadata?.namespace}/${o.metadata?.name}`), [
+      'operator.victoriametrics.com/v1beta1 VMServiceScrape ops/polycrate-operator',
+      'operator.victoriametrics.com/v1beta1 VMRule ops/polycrate-operator',
+      'monitoring.coreos.com/v1 PrometheusRule ops/polycrate-operator',
+      'v1 ConfigMap ops/polycrate-operator-dashboard',
+    ])
+    assert.deepEqual(planObjects(plan, {vmServiceScrape: false}).filter((o) => ['VMRule', 'PrometheusRule', 'ConfigMap'].includes(o.kind!)), [])
+    const rules = objects.find((o) => o.kind === 'VMRule') as unknown as {spec: {groups: Array<{rules: Array<{expr: string}>}>}}
+    assert.ok(rules.spec.groups.flatMap((g) => g.rules).every((r) => r.expr.includes('namespace="ops"')))
+    // The job label is the metrics Service's name; cAdvisor's container label is the Deployment's container.
+    assert.ok(plan.workload.some((o) => o.kind === 'Service' && o.metadata?.name === METRICS_JOB), `no Service ${METRICS_JOB}`)
+    assert.equal((deploymentOf(plan.workload).spec.template.spec.containers[0] as unknown as {name: string}).name, OPERATOR_CONTAINER)
+    const withBase = installPlan(parseBlockValues({metrics: {alerts: true, runbook_base_url: 'https://git.example.com/ops/README.md'}}), operatorPermissions())
+    const first = (withBase.monitoring.prometheusRule as unknown as {spec: {groups: Array<{rules: Array<{annotations: {runbook_url: string}}>}>}}).spec.groups[0]!.rules[0]!
+    assert.equal(first.annotations.runbook_url, 'https://git.example.com/ops/README.md#polycrateoperatordown')
   })
 
   it('without token or credentials: no Secrets; flags override image and namespace', () => {
