@@ -1,4 +1,3 @@
-import {existsSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import js from '@eslint/js'
@@ -41,25 +40,24 @@ const layerRules = Object.entries(forbiddenImports).map(([folder, above]) => ({
 /**
  * Inside src/operator: the kinds (src/operator/kinds/<kind>/) declare themselves to the generic engines, so
  * - the engines (discovery/, sync/, runtime/) never import a kind;
- * - a kind imports another kind only through a link declared here; anything else two kinds share lives in lib/,
- *   discovery/ (its own types, names, timestamps) or kube/ (the resource table);
+ * - a kind imports no other kind: what two kinds share lives in lib/ (image references), kube/ (the resource table,
+ *   conditions, slim pods), discovery/ (its own types, names, timestamps, the namespace scope) or a file of
+ *   src/operator itself (app-pods.ts: the shared pod informer and the pod → app rule);
  * - only operator.ts imports the feature registry (registry.ts imports every kind; anything else importing it would
- *   depend on all of them).
+ *   depend on all of them);
+ * - outside its folder a kind is imported through its index.ts (`features(session)`, nothing else), but for the
+ *   files listed in `kindInternalsMayBeImportedBy` (the CLI's `explain`, which runs the endpoint explanation);
+ * - the runtime (controllers, informers, the FeatureSet) stands under everything else in src/operator: it imports
+ *   only itself and the operator's names (conventions.ts, permissions.ts); the Feature contract is generic in the
+ *   configuration, so it needs nothing of config/.
  * Checked on resolved paths, so `../artifact/x.js` and `../../kinds/artifact/x.js` are the same import.
  */
-const kindLinks = {
-  // K8sApp discovery reads container images as Artifact discovery parses them (parseImage, registry filters, names).
-  k8sapp: ['artifact'],
-  // Artifact discovery shares K8sApp's one slim-pod informer (pods.ts) and its pod → app rule.
-  artifact: ['k8sapp'],
-}
 const engines = ['discovery', 'sync', 'runtime']
+/** What src/operator/runtime may import inside src/operator (files without extension, folders with a slash). */
+const runtimeMayImport = ['src/operator/runtime/', 'src/operator/conventions', 'src/operator/permissions']
 const root = path.dirname(fileURLToPath(import.meta.url))
-for (const [kind, links] of Object.entries(kindLinks)) {
-  for (const name of [kind, ...links]) {
-    if (!existsSync(path.join(root, 'src/operator/kinds', name))) throw new Error(`kindLinks names src/operator/kinds/${name}, which does not exist`)
-  }
-}
+/** src/ files that may import a kind's own files, not only its index.ts. */
+const kindInternalsMayBeImportedBy = ['src/cli/explain-view']
 
 /** The message for an import of `target` by `file` (repo-relative, no extension) that breaks a rule, else undefined. */
 function operatorImportProblem(file, target) {
@@ -70,8 +68,15 @@ function operatorImportProblem(file, target) {
     return `src/operator/${engine} may not import src/operator/kinds/${targetKind}: the engines are generic; kinds import engines, never the other way round.`
   }
   const fileKind = kindOf(file)
-  if (fileKind && targetKind && fileKind !== targetKind && !(kindLinks[fileKind] ?? []).includes(targetKind)) {
-    return `src/operator/kinds/${fileKind} may not import src/operator/kinds/${targetKind}: a kind imports another only through a link declared in kindLinks (eslint.config.js); move what they share to lib/, discovery/ or kube/.`
+  if (fileKind && targetKind && fileKind !== targetKind) {
+    return `src/operator/kinds/${fileKind} may not import src/operator/kinds/${targetKind}: a kind imports no other kind; move what they share to lib/, kube/, discovery/ or a file of src/operator.`
+  }
+  if (file.startsWith('src/operator/runtime/') && target.startsWith('src/operator/')
+    && !runtimeMayImport.some((allowed) => (allowed.endsWith('/') ? target.startsWith(allowed) : target === allowed))) {
+    return `src/operator/runtime may not import ${target}: the runtime stands under the rest of the operator (it imports only itself, conventions.ts and permissions.ts); pass what it needs as a parameter or a type parameter.`
+  }
+  if (targetKind && !fileKind && target !== `src/operator/kinds/${targetKind}/index` && !kindInternalsMayBeImportedBy.includes(file)) {
+    return `${file} may import src/operator/kinds/${targetKind} only through its index.ts (features(session)): the rest of a kind's folder is its own.`
   }
   if (target === 'src/operator/registry' && file !== 'src/operator/operator') {
     return 'only src/operator/operator.ts imports src/operator/registry.ts (it imports every feature); take what you need from operator.ts or as a parameter.'
@@ -100,6 +105,8 @@ const operatorImports = {
   },
 }
 
+const oneClock = 'time comes from the one clock (src/lib/clock.ts): take a Clock (the manager\'s, or systemClock) and use clock.now(), isoNow(clock), sleep/pause/poll(clock, …) or clock.setTimeout'
+
 export default tseslint.config(
   {ignores: ['dist/**', 'node_modules/**', 'oclif.manifest.json', 'test/controlplane/**']},
   js.configs.recommended,
@@ -122,6 +129,20 @@ export default tseslint.config(
     files: ['src/**'],
     rules: {
       'max-lines-per-function': ['error', {max: 80, skipBlankLines: true, skipComments: true, IIFEs: true}],
+    },
+  },
+  {
+    // One clock (src/lib/clock.ts, whose header says why): nothing else in src/ reads the wall clock or sets a timer
+    // of its own; it takes the manager's Clock (or systemClock where there is no manager: the CLI).
+    files: ['src/**/*.ts'],
+    ignores: ['src/lib/clock.ts'],
+    rules: {
+      'no-restricted-properties': ['error', {object: 'Date', property: 'now', message: oneClock}],
+      'no-restricted-globals': ['error', ...['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'].map((name) => ({name, message: oneClock}))],
+      'no-restricted-syntax': ['error',
+        {selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: oneClock},
+        {selector: "ImportDeclaration[source.value=/^(node:)?timers(\\u002Fpromises)?$/]", message: oneClock},
+      ],
     },
   },
   {

@@ -18,7 +18,7 @@ export async function namespaceNamed(client: KubeClient, name: string): Promise<
  * The operator's V8 heap after a forced GC, and its RSS: needs the bench-only preload (NODE_OPTIONS="--expose-gc
  * --require bench/heap-probe.cjs"), which answers SIGUSR2 with one JSON log line.
  */
-export interface HeapProbe {heapUsed: number; heapTotal: number; rss: number; external: number; arrayBuffers?: number; spaces?: Record<string, number>}
+export interface HeapProbe {heapUsed: number; heapTotal: number; rss: number; external: number; arrayBuffers?: number; spaces?: Record<string, number>; code?: {codeAndMetadata: number; bytecodeAndMetadata: number}}
 
 export async function heapProbe(operator: OperatorProcess): Promise<HeapProbe> {
   const before = operator.logs().filter((line) => line.msg === 'heap-probe').length

@@ -16,4 +16,5 @@ const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url
 settings.enableAutoTranspile = false
 const plugin = new Plugin({root, isRoot: true, ignoreManifest: true, pjson: {...pjson, oclif: {...pjson.oclif, commands: './src/commands'}}})
 await plugin.load()
-await execute({development: true, loadOptions: {root, plugins: new Map([[plugin.name, plugin]])}})
+// Errors print as bin/run.js prints them (a line, no stack trace); DEBUG=* shows the stack, as oclif does there too.
+await execute({development: false, loadOptions: {root, plugins: new Map([[plugin.name, plugin]])}})

@@ -1,7 +1,8 @@
 /**
  * A local Polycrate API (the simulator of test/support/api-simulator) for running the operator end to end
  * without the hosted API. Creates an organization and a workspace, issues an agent token (what the operator's
- * OperatorConfig secret holds) and a platform-admin token (for `polycrate operator rollout …`), prints them, and
+ * OperatorConfig secret holds) and a platform-admin token (for `polycrate operator rollout …`: POLYCRATE_API_TOKEN,
+ * the variable those commands read, as `npm start` names it too), prints them, and
  * serves until Ctrl-C. A local development tool: printing the tokens is the point.
  *
  *   npm run api-sim -- --port 8000 [--workspace NAME] [--organization NAME] [--cluster NAME]
@@ -79,8 +80,8 @@ console.log(`Polycrate API simulator listening on ${simulator.url}`)
 console.log(`organization ${organization.name} (${organization.id}), workspace ${workspace.name} (${workspace.id})`)
 console.log('')
 console.log(`POLYCRATE_API_URL=${simulator.url}`)
-console.log(`POLYCRATE_AGENT_TOKEN=${agentToken}`)
-console.log(`POLYCRATE_ADMIN_TOKEN=${adminToken}`)
+console.log(`POLYCRATE_AGENT_TOKEN=${agentToken}    # the operator's token (its Secret polycrate-api-token)`)
+console.log(`POLYCRATE_API_TOKEN=${adminToken}    # platform-admin: what \`polycrate operator rollout\` reads (POLYCRATE_ADMIN_TOKEN works too)`)
 console.log('')
 console.log('Ctrl-C stops it (everything is in memory and is lost).')
 

@@ -20,7 +20,7 @@ const {values} = parseArgs({options: {
 const seed = Number(values.seed)
 const minutes = Number(values.minutes)
 if (!Number.isInteger(seed) || seed < 0 || !(minutes > 0) || (values.carry && !values.case)) {
-  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|certificate|backup|k8sapp|s3bucket|k8scluster|loadbalancer] [--workload <name>,…] [--case <workload>:<n> [--carry \'<point>#<k>;…\']]\n')
+  process.stderr.write('usage: npm run chaos -- [--seed <non-negative integer>] [--minutes <number > 0>] [--feature endpoint|host|volume|certificate|backup|k8sapp|s3bucket|k8scluster|loadbalancer|leader|api] [--workload <name>,…] [--case <workload>:<n> [--carry \'<point>#<k>;…\']]\n')
   process.exit(2)
 }
 const log = (line: string) => {

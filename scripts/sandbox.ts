@@ -7,8 +7,9 @@
  *
  *   npm start [-- --interval 5] [--no-examples] [--logs] [--smoke [--smoke-timeout 240]]
  *
- *   --logs    also show the last lines of the operator's log (the file the banner names) under the status
- *   --smoke   no screen: exit 0 once the examples are synced to the API, 1 with the reason otherwise (CI runs this)
+ * Every port it uses is a free one (metrics, probes, the external-dns webhook, the API simulator, the control plane),
+ * so a port taken by something else (8888: Jupyter) never makes it Degraded. The operator runs in a process of its own
+ * that a watchdog ends when the sandbox goes, however it went (kill -KILL too). See `usage` for the flags.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
 import {openSync, readFileSync} from 'node:fs'
@@ -24,28 +25,58 @@ import {applyCrd, installCrds, waitEstablished} from '../src/kube/crd-install.js
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
 import {collectInventory} from '../src/kube/resources-inventory.js'
 import {DEFAULT_NAMESPACE, FIELD_MANAGER} from '../src/operator/conventions.js'
+import {collectPresence, operatorPresence, operatorStatus} from '../src/operator/install/presence.js'
 import {ApiSimulator} from '../test/support/api-simulator/index.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
-import {smokeVerdict, type SmokeEndpoint} from './sandbox-smoke.js'
+import {smokeVerdict, type SmokeEndpoint, type SmokeHealth} from './sandbox-smoke.js'
 import {upstreamCrd} from '../test/support/upstream-crds.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const {values} = parseArgs({options: {
-  interval: {type: 'string', default: '5'},
-  'no-examples': {type: 'boolean', default: false},
-  logs: {type: 'boolean', default: false},
-  smoke: {type: 'boolean', default: false},
-  'smoke-timeout': {type: 'string', default: '240'},
-}})
+const usage = `Usage: npm start [-- [--interval SECONDS] [--no-examples] [--logs] [--smoke [--smoke-timeout SECONDS]]]
+
+A local sandbox: a real control plane, the polycrate.io and Gateway API CRDs, the Polycrate API simulator and
+\`polycrate operator run\` from the sources, the seeds' example Ingresses and HTTPRoute, and what
+\`polycrate operator status\` shows, refreshed until Ctrl-C (which removes everything it started).
+
+  --interval SECONDS        refresh the status every SECONDS (default 5; 1 to 3600)
+  --no-examples             apply no example Ingress or HTTPRoute (an empty cluster to try things on)
+  --logs                    also show the last lines of the operator's log (the file the banner names)
+  --smoke                   no screen: exit 0 once the examples are synced to the API and the operator is Ready
+                            (OperatorConfig phase Ready, /readyz 200), 1 with the reason otherwise (CI runs this)
+  --smoke-timeout SECONDS   how long --smoke waits (default 240; at least 10)
+  -h, --help                this text`
+const say = (line: string) => console.error(`[sandbox] ${line}`)
+const usageError = (message: string): never => {
+  console.error(`sandbox: ${message}\n\n${usage}`)
+  process.exit(2)
+}
+let parsed
+try {
+  parsed = parseArgs({options: {
+    interval: {type: 'string', default: '5'},
+    'no-examples': {type: 'boolean', default: false},
+    logs: {type: 'boolean', default: false},
+    smoke: {type: 'boolean', default: false},
+    'smoke-timeout': {type: 'string', default: '240'},
+    help: {type: 'boolean', short: 'h', default: false},
+  }, strict: true, allowPositionals: false})
+} catch (error) {
+  usageError((error as Error).message)
+}
+const {values} = parsed!
+if (values.help) {
+  console.log(usage)
+  process.exit(0)
+}
+const intervalSeconds = Number(values.interval)
+if (!(intervalSeconds >= 1 && intervalSeconds <= 3600)) usageError(`--interval "${values.interval}" is not a number of seconds from 1 to 3600`)
+const smokeTimeoutSeconds = Number(values['smoke-timeout'])
+if (!(Number.isInteger(smokeTimeoutSeconds) && smokeTimeoutSeconds >= 10)) usageError(`--smoke-timeout "${values['smoke-timeout']}" is not a whole number of seconds, at least 10`)
 // With the output piped (`npm start | tee …`), Ctrl-C ends the reader too: a failed write must not end this
 // process before the control plane is stopped and its temporary directory removed.
 process.stdout.on('error', () => {})
 process.stderr.on('error', () => {})
-const say = (line: string) => console.error(`[sandbox] ${line}`)
-if (values.smoke && values['no-examples']) {
-  say('--smoke waits for the examples to sync; it cannot be combined with --no-examples')
-  process.exit(2)
-}
+if (values.smoke && values['no-examples']) usageError('--smoke waits for the examples to sync; it cannot be combined with --no-examples')
 
 say('starting etcd + kube-apiserver + kube-controller-manager (the first run builds them from Go modules: several minutes)…')
 const controlPlane = await startControlPlane({log: (line) => say(line)})
@@ -53,6 +84,7 @@ const client = KubeClient.from(loadKubeConfig({kubeconfig: controlPlane.kubeconf
 const operatorLogPath = path.join(controlPlane.dir, 'operator.log')
 let operator: ChildProcess | undefined
 let sim: ApiSimulator | undefined
+let [metricsPort, probePort, webhookPort] = [0, 0, 0]
 let stopping = false
 /** Where the examples went: 'production' (the Ingresses), 'acme-shop' (the HTTPRoute, if the Gateway API CRDs are in). */
 const exampleNamespaces: string[] = []
@@ -76,6 +108,12 @@ process.on('SIGINT', () => void stop())
 process.on('SIGTERM', () => void stop())
 process.on('SIGHUP', () => void stop())
 
+/** Ends the operator once this process is gone, whatever way it went: SIGTERM, then SIGKILL after its grace period. */
+function operatorWatchdog(pid: number): void {
+  const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 10; kill -KILL ${pid} 2>/dev/null; true`
+  spawn('bash', ['-c', script], {detached: true, stdio: 'ignore'}).unref()
+}
+
 function logTail(lines: number): string {
   try {
     return readFileSync(operatorLogPath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
@@ -84,9 +122,16 @@ function logTail(lines: number): string {
   }
 }
 
-/** --smoke: waits until the examples are synced (see smokeVerdict), then exits 0; on timeout exits 1 with why. */
+/** The operator's own verdict: its OperatorConfig's phase and message, and what /readyz answers. */
+async function operatorHealth(): Promise<SmokeHealth> {
+  const config = await client.getOrUndefined<KubeObject & {status?: {phase?: string; message?: string}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: DEFAULT_NAMESPACE, name: 'default'}).catch(() => undefined)
+  const readyz = await fetch(`http://127.0.0.1:${probePort}/readyz?verbose`).then(async (response) => ({status: response.status, body: await response.text()}), () => ({status: 0, body: 'not answering'}))
+  return {phase: config?.status?.phase, message: config?.status?.message, readyz: readyz.status, readyzBody: readyz.body}
+}
+
+/** --smoke: waits until the examples are synced and the operator is Ready (see smokeVerdict), then exits 0; on timeout exits 1 with why. */
 async function smoke(api: ApiSimulator): Promise<never> {
-  const deadline = Date.now() + Math.max(10, Number(values['smoke-timeout']) || 240) * 1000
+  const deadline = Date.now() + smokeTimeoutSeconds * 1000
   let verdict = {ok: false, reason: 'nothing checked yet'}
   let synced = false
   while (Date.now() < deadline) {
@@ -95,7 +140,7 @@ async function smoke(api: ApiSimulator): Promise<never> {
     const live = api.list('endpoints').filter((e) => !(e as {is_deleted?: boolean}).is_deleted).length
     verdict = 'error' in listed
       ? {ok: false, reason: `cannot list Endpoints: ${listed.error.message}`}
-      : smokeVerdict(listed.items, live, api.list('kubernetes/clusters').length, exampleNamespaces)
+      : smokeVerdict(listed.items, live, api.list('kubernetes/clusters').length, exampleNamespaces, await operatorHealth())
     // Synced at two checks in a row, 2 s apart: no example is still on its way.
     if (verdict.ok && synced) {
       say(`smoke: OK — ${verdict.reason}`)
@@ -135,12 +180,18 @@ try {
   await create({group: '', version: 'v1', plural: 'secrets', namespace: DEFAULT_NAMESPACE}, {
     apiVersion: 'v1', kind: 'Secret', metadata: {name: 'polycrate-api-token', namespace: DEFAULT_NAMESPACE}, stringData: {token: agentToken},
   })
+  // Every port free: the external-dns webhook's too (its default 8888 is Jupyter's; taken, the operator is Degraded).
+  webhookPort = await freePort()
   await create({group: 'polycrate.io', version: 'v1alpha1', plural: 'operatorconfigs', namespace: DEFAULT_NAMESPACE}, {
     apiVersion: 'polycrate.io/v1alpha1', kind: 'OperatorConfig', metadata: {name: 'default', namespace: DEFAULT_NAMESPACE},
-    spec: {api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 30}, local_cluster: {enabled: true, cluster_name: 'sandbox'}},
+    spec: {
+      api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 30},
+      local_cluster: {enabled: true, cluster_name: 'sandbox'},
+      external_dns_webhook: {enabled: true, port: webhookPort},
+    },
   })
 
-  const [metricsPort, probePort] = [await freePort(), await freePort()]
+  ;[metricsPort, probePort] = [await freePort(), await freePort()]
   const operatorLog = openSync(operatorLogPath, 'a')
   // bin/dev.js registers tsx and loads the commands from src/: the operator runs from the sources, no build needed.
   // Its own process group: Ctrl-C reaches the sandbox, which stops the operator first and then the control plane.
@@ -151,6 +202,8 @@ try {
     '--health-probe-bind-address', `127.0.0.1:${probePort}`,
     '--log-format', 'text',
   ], {stdio: ['ignore', operatorLog, operatorLog], detached: true})
+  // However the sandbox goes (kill -KILL too), the operator goes with it: a watchdog as the control plane's.
+  operatorWatchdog(operator.pid!)
   operator.once('exit', (code) => {
     if (!stopping) {
       say(`the operator exited (${code}); its last lines:\n${logTail(20)}`)
@@ -178,7 +231,7 @@ try {
     `kubeconfig       ${controlPlane.kubeconfigPath}    (export KUBECONFIG=… to use kubectl)`,
     `Polycrate API    ${sim.url}    agent token in Secret polycrate/polycrate-api-token`,
     `rollout          POLYCRATE_API_URL=${sim.url} POLYCRATE_API_TOKEN=${adminToken} ./bin/dev.js operator rollout status`,
-    `operator         metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${probePort}`,
+    `operator         metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${probePort}, external-dns webhook http://127.0.0.1:${webhookPort}`,
     `operator log     ${operatorLogPath}    (tail -f it, or npm start -- --logs)`,
     'Ctrl-C stops everything.',
   ].join('\n')
@@ -186,13 +239,14 @@ try {
     say(`operator log: ${operatorLogPath}`)
     await smoke(sim)
   }
-  const interval = Math.max(1, Number(values.interval) || 5) * 1000
+  const interval = intervalSeconds * 1000
   const {server} = loadKubeConfig({kubeconfig: controlPlane.kubeconfigPath})
   while (!stopping) {
     // What `polycrate operator status` prints, computed here with its code: no process (and no tsx) per refresh.
-    const status = await collectInventory(client).then((inventory) => {
+    const status = await Promise.all([collectInventory(client, {operatorConfigsEverywhere: true}), collectPresence(client, {namespace: DEFAULT_NAMESPACE})]).then(([inventory, snapshot]) => {
       const now = Date.now()
-      return renderStatus(statusReport(server, inventory, now), {now, colour: Boolean(process.stdout.isTTY)})
+      const operator = operatorStatus(operatorPresence(snapshot, now), {operatorNamespace: DEFAULT_NAMESPACE, defaultNamespace: DEFAULT_NAMESPACE})
+      return renderStatus(statusReport(server, inventory, now, [], operator), {now, colour: Boolean(process.stdout.isTTY)})
     }, (error: Error) => `status: ${error.message}`)
     if (stopping) break
     if (process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[H')

@@ -8,6 +8,7 @@
  * sends nothing), and a delay between post-409 lookups ends at once when it aborts, the next lookup then rejecting
  * with what the request throws: an ApiNetworkError whose cause is `aborted`.
  */
+import {pause, systemClock, type Clock} from '../lib/clock.js'
 import {ApiConflictError} from './errors.js'
 import type {CallOptions, Filters} from './resources.js'
 
@@ -30,6 +31,8 @@ export interface AdoptOrCreateOptions<T, CreateBody> {
   conflictLookupDelayMs?: number
   /** Cancels the lookups, the create and the post-409 delays (ApiNetworkError with cause `aborted`). */
   signal?: AbortSignal
+  /** The clock of the post-409 delays (the caller's; the system clock by default). */
+  clock?: Clock
   /**
    * Create without the first lookup: the caller knows the key to be absent (e.g. from an inventory listing). Only
    * safe where the API enforces the key as unique, so that a wrong "absent" gets a 409 and the lookups after it.
@@ -62,7 +65,7 @@ export async function adoptOrCreate<T, CreateBody>(
     let delay = options.conflictLookupDelayMs ?? 100
     for (let i = 0; i < lookups; i++) {
       if (i > 0) {
-        await sleep(delay, signal)
+        await pause(options.clock ?? systemClock, delay, signal)
         delay *= 2
       }
       const found = await find()
@@ -85,18 +88,4 @@ export async function findExisting<T>(
     if (!options.matches || options.matches(candidate)) return candidate
   }
   return undefined
-}
-
-/** Waits `ms`, or less when `signal` aborts first (the next lookup then rejects with the aborted error). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.resolve()
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, {once: true})
-  })
 }

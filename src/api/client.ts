@@ -4,11 +4,13 @@
  *
  * Retries: network errors (refused, reset, dropped, DNS, timeout), 5xx and 429 are retried with jittered
  * exponential backoff (`baseDelayMs` × 2^n, ±25 %, capped at `maxDelayMs`); a 429/5xx `Retry-After` (seconds or
- * an HTTP date) replaces the backoff, also capped at `maxDelayMs`. Other 4xx are final at once. POST is retried
- * like every other method, although it is not idempotent: the operator's creates go through `adoptOrCreate`
- * (look up by natural key, create, treat 409 as "exists"), so a POST that reached the API before its answer got
- * lost comes back as a 409 on the retry and is adopted, never duplicated. The other POSTs (health report, error
- * report, certificate sync, rollout actions) are safe to repeat. `retry.maxAttempts` is exact: at most that many
+ * an HTTP date) replaces the backoff, also capped at `maxDelayMs`. Other 4xx are final at once. A create (a
+ * collection POST, `notRepeatable`) is retried only after an answer that says nothing was applied (429, 503, a refused
+ * connection, an unknown host): after a 500, 502, 504, a reset or a timeout the API may have made the object, and not
+ * every collection keeps a unique key that would answer a second POST with 409 — so the call fails, and the
+ * operator's next attempt goes through `adoptOrCreate` (look up by natural key, create, treat 409 as "exists"),
+ * which finds it: never a duplicate. The other POSTs (health report, error report, certificate sync, rollout
+ * actions) are safe to repeat and retried like every other method. `retry.maxAttempts` is exact: at most that many
  * requests per call, the first included (the operator uses 2, so its work queue's backoff is the only long retry
  * layer).
  *
@@ -31,6 +33,9 @@ import {Counter, Histogram, type Registry} from 'prom-client'
 import type {Logger} from '../lib/logger.js'
 import {silentLogger} from '../lib/logger.js'
 import {backoffDelay} from '../lib/backoff.js'
+import {checkFence, type WriteFence} from '../lib/write-fence.js'
+import {anySignal} from '../lib/signals.js'
+import {pause, systemClock, timeoutSignal, type Clock} from '../lib/clock.js'
 import {
   ApiContractError,
   ApiNetworkError,
@@ -97,6 +102,7 @@ import {
   Resource,
   S3BucketsResource,
   SystemConfigApi,
+  SystemStatusApi,
   WorkspacesResource,
 } from './resources.js'
 
@@ -125,11 +131,20 @@ export interface PolycrateApiClientOptions {
   fetch?: typeof fetch
   /** Aborting it stops in-flight requests and pending retries (ApiNetworkError with cause `aborted`). */
   signal?: AbortSignal
+  /**
+   * Asked right before each attempt of a write (every method but GET): a closed fence fails the call with
+   * WriteFencedError, nothing sent and nothing retried (the operator's leader fence, lib/write-fence.ts).
+   */
+  writeFence?: WriteFence
+  /** The clock of the per-attempt timeout, the retry pauses and Retry-After dates (the system clock by default). */
+  clock?: Clock
 }
 
 export type {ApiRequest, ApiRequester, ApiResponse, HttpMethod, Query, QueryScalar} from './transport.js'
 
 const defaults = {timeoutMs: 15_000, maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 10_000}
+/** Network failures that prove the request never reached the API (a create may be sent again after them). */
+const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
 const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30]
 
 /** The client's metrics, shared by every client on the same registry. */
@@ -163,6 +178,7 @@ export class PolycrateApiClient {
   private readonly basePath: string
   readonly #token: string
   private readonly timeoutMs: number
+  private readonly clock: Clock
   private readonly maxAttempts: number
   private readonly baseDelayMs: number
   private readonly maxDelayMs: number
@@ -170,6 +186,7 @@ export class PolycrateApiClient {
   private readonly userAgent: string
   private readonly fetchImpl: typeof fetch
   private readonly signal: AbortSignal | undefined
+  private readonly writeFence: WriteFence | undefined
   private readonly metrics: ApiClientMetrics
 
   // -- typed members ------------------------------------------------------------------------------------------
@@ -203,6 +220,7 @@ export class PolycrateApiClient {
   readonly blocks: Resource<Block, BlockRequest>
   readonly maintenances: Resource<Maintenance, MaintenanceRequest>
   readonly systemConfig: SystemConfigApi
+  readonly systemStatus: SystemStatusApi
   /** Platform-admin only: `status()`, `force(id)`, `pause(id)`, `resume(id)`. */
   readonly operatorRollout: OperatorRolloutApi
 
@@ -222,6 +240,7 @@ export class PolycrateApiClient {
     this.baseUrl = `${this.origin}${this.basePath}`
     this.#token = options.token
     this.timeoutMs = options.timeoutMs ?? defaults.timeoutMs
+    this.clock = options.clock ?? systemClock
     this.maxAttempts = Math.max(1, Math.floor(options.retry?.maxAttempts ?? defaults.maxAttempts))
     this.baseDelayMs = Math.max(0, options.retry?.baseDelayMs ?? defaults.baseDelayMs)
     this.maxDelayMs = Math.max(0, options.retry?.maxDelayMs ?? defaults.maxDelayMs)
@@ -229,6 +248,7 @@ export class PolycrateApiClient {
     this.userAgent = options.userAgent ?? `polycrate-operator/${operatorVersion()}`
     this.fetchImpl = options.fetch ?? globalThis.fetch
     this.signal = options.signal
+    this.writeFence = options.writeFence
     this.metrics = new ApiClientMetrics(options.registry)
 
     this.agent = new AgentApi(this)
@@ -252,6 +272,7 @@ export class PolycrateApiClient {
     this.blocks = new Resource(this, 'blocks', block)
     this.maintenances = new Resource(this, 'maintenances', maintenance)
     this.systemConfig = new SystemConfigApi(this)
+    this.systemStatus = new SystemStatusApi(this)
     this.operatorRollout = new OperatorRolloutApi(this)
   }
 
@@ -281,24 +302,32 @@ export class PolycrateApiClient {
     const cancel = [this.signal, req.signal].filter((s): s is AbortSignal => s !== undefined)
     for (let attempt = 1; ; attempt++) {
       if (cancel.some((s) => s.aborted)) throw this.networkError(method, path, 'aborted', attempt - 1)
+      // After every await of this call (the pause before a retry included): the last moment before it goes out.
+      if (method !== 'GET') checkFence(this.writeFence, method, path)
       const started = performance.now()
       let outcome: {status: number; text: string; headers: Headers} | {cause: string}
+      // Not AbortSignal.any: the client-wide signal lives as long as the process and would keep every attempt's (signals.ts).
+      const timeout = timeoutSignal(this.clock, this.timeoutMs)
+      const combined = cancel.length > 0 ? anySignal([timeout.signal, ...cancel]) : undefined
       try {
-        const timeout = AbortSignal.timeout(this.timeoutMs)
-        const signal = cancel.length > 0 ? AbortSignal.any([timeout, ...cancel]) : timeout
+        const signal = combined?.signal ?? timeout.signal
         // Raced against the signal as well, so a fetch (or body read) that ignores its signal cannot hold the call.
         const response = await untilAborted(this.fetchImpl(url, {method, headers, body, signal}), signal)
         const text = await untilAborted(response.text(), signal)
         outcome = {status: response.status, text, headers: response.headers}
       } catch (error) {
         outcome = {cause: networkCause(error, cancel)}
+      } finally {
+        combined?.dispose()
+        timeout.clear()
       }
       const seconds = (performance.now() - started) / 1000
       this.metrics.requests.inc({method, resource, code: 'cause' in outcome ? 'network' : String(outcome.status)})
       this.metrics.duration.observe({method, resource}, seconds)
 
       if ('cause' in outcome) {
-        if (outcome.cause !== 'aborted' && attempt < this.maxAttempts) {
+        const repeatable = !req.notRepeatable || NOTHING_SENT.has(outcome.cause)
+        if (outcome.cause !== 'aborted' && repeatable && attempt < this.maxAttempts) {
           await this.pause(this.backoff(attempt), cancel, {method, path, attempt, cause: outcome.cause})
           continue
         }
@@ -311,8 +340,9 @@ export class PolycrateApiClient {
         return {status, data: this.parseBody(req, method, path, text, attempt), headers: outcome.headers}
       }
 
-      const retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'))
-      if ((status === 429 || status >= 500) && attempt < this.maxAttempts) {
+      const retryAfterMs = parseRetryAfter(outcome.headers.get('retry-after'), this.clock.now())
+      const repeatable = !req.notRepeatable || status === 429 || status === 503
+      if ((status === 429 || status >= 500) && repeatable && attempt < this.maxAttempts) {
         const delay = Math.min(this.maxDelayMs, retryAfterMs ?? this.backoff(attempt))
         await this.pause(delay, cancel, {method, path, attempt, status})
         continue
@@ -386,15 +416,12 @@ export class PolycrateApiClient {
     if (cancel.some((s) => s.aborted)) return
     this.logger.warn('polycrate api request failed; retrying', {...fields, maxAttempts: this.maxAttempts, delayMs: Math.round(ms)})
     if (ms <= 0) return
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        for (const s of cancel) s.removeEventListener('abort', done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      for (const s of cancel) s.addEventListener('abort', done, {once: true})
-    })
+    const any = anySignal(cancel)
+    try {
+      await pause(this.clock, ms, any.signal)
+    } finally {
+      any.dispose()
+    }
   }
 
   /** What JSON output of the client shows (the token is a private field and never serialized). */
@@ -409,7 +436,7 @@ export class PolycrateApiClient {
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
   if (value === null || value === undefined) return undefined
   const trimmed = value.trim()
   if (trimmed === '') return undefined

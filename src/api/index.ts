@@ -37,6 +37,7 @@ export {
   Resource,
   S3BucketsResource,
   SystemConfigApi,
+  SystemStatusApi,
   WorkspacesResource,
   type CallOptions,
   type DeleteOutcome,

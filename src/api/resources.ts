@@ -28,6 +28,7 @@ import {
   s3BucketAvailability,
   s3CredentialListResponse,
   systemConfig,
+  systemStatus,
   workspace,
   type AgentEndpoint,
   type AgentErrorReportResponse,
@@ -40,6 +41,7 @@ import {
   type S3Bucket,
   type S3CredentialListResponse,
   type SystemConfig,
+  type SystemStatus,
   type Workspace,
 } from './schemas.js'
 
@@ -147,7 +149,7 @@ export class ReadOnlyResource<T> {
 export class Resource<T, CreateBody, UpdateBody = Partial<CreateBody>> extends ReadOnlyResource<T> {
   /** POST; a unique-constraint clash is an ApiConflictError (409): use adoptOrCreate to make creates idempotent. */
   async create(body: CreateBody, options: CallOptions = {}): Promise<T> {
-    const {data} = await this.client.request({method: 'POST', path: apiPath(this.collection), body, schema: this.schema, resource: this.collection, signal: options.signal})
+    const {data} = await this.client.request({method: 'POST', path: apiPath(this.collection), body, schema: this.schema, resource: this.collection, signal: options.signal, notRepeatable: true})
     return data
   }
 
@@ -268,6 +270,16 @@ export class SystemConfigApi {
 
   async patch(partial: SystemConfigPatch, options: CallOptions = {}): Promise<SystemConfig> {
     const {data} = await this.client.request({method: 'PATCH', path: '/api/v1/system/config/', body: partial, schema: systemConfig, resource: 'system/config', signal: options.signal})
+    return data
+  }
+}
+
+/** `GET /api/v1/system/status/`: the API's own status, its version among it (when it says). */
+export class SystemStatusApi {
+  constructor(private readonly client: ApiRequester) {}
+
+  async get(options: CallOptions = {}): Promise<SystemStatus> {
+    const {data} = await this.client.request({method: 'GET', path: '/api/v1/system/status/', schema: systemStatus, resource: 'system/status', signal: options.signal})
     return data
   }
 }

@@ -539,3 +539,14 @@ export const systemConfig = z.looseObject({
   OPERATOR_ROLLOUT_PERCENTAGE: z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/)]).nullable().optional(),
 })
 export type SystemConfig = z.infer<typeof systemConfig>
+
+/**
+ * `GET /api/v1/system/status/`: the contract lists the path without its fields; the API's version is read from
+ * `version` (or `api_version`) when it sends one, everything else is kept as it is.
+ */
+export const systemStatus = z.looseObject({
+  status: optionalString,
+  version: optionalString,
+  api_version: optionalString,
+})
+export type SystemStatus = z.infer<typeof systemStatus>

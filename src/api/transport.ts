@@ -25,6 +25,13 @@ export interface ApiRequest<T> {
    * cause `aborted`, not retried). Combined with the client-wide `options.signal` and the per-attempt timeout.
    */
   signal?: AbortSignal
+  /**
+   * A create that must not be sent twice (a collection POST: the API may keep no unique key, so a second POST makes a
+   * second object). Retried only after an answer that says nothing was applied (429, 503, a refused connection or an
+   * unresolvable host); after one that leaves it open (500, 502, 504, a reset, a timeout) the call fails, and the
+   * next reconcile's adopt-or-create looks the object up by its natural key first.
+   */
+  notRepeatable?: boolean
 }
 
 export interface ApiResponse<T> {

@@ -10,6 +10,15 @@ import {JsonAwareCommand} from './json-aware-command.js'
 
 export const API_URL_ENV = 'POLYCRATE_API_URL'
 export const API_TOKEN_ENV = 'POLYCRATE_API_TOKEN'
+/** Earlier names of API_TOKEN_ENV (`npm run api-sim` printed POLYCRATE_ADMIN_TOKEN), read when it is unset. */
+export const API_TOKEN_ENV_ALIASES = ['POLYCRATE_ADMIN_TOKEN'] as const
+
+/** The flags with the token of an alias variable when neither --token nor POLYCRATE_API_TOKEN gave one (pure). */
+export function withTokenAlias<T extends ApiFlagValues>(flags: T, env: NodeJS.ProcessEnv = process.env): T {
+  if ((flags.token ?? '').trim() !== '') return flags
+  const alias = API_TOKEN_ENV_ALIASES.map((name) => env[name]).find((value) => (value ?? '').trim() !== '')
+  return alias === undefined ? flags : {...flags, token: alias}
+}
 
 export const apiFlags = {
   'api-url': Flags.string({
@@ -18,7 +27,7 @@ export const apiFlags = {
     helpGroup: 'API',
   }),
   token: Flags.string({
-    summary: 'Polycrate API token, sent as "Authorization: Bearer <token>"; never printed.',
+    summary: `Polycrate API token, sent as "Authorization: Bearer <token>"; never printed. Also read from ${API_TOKEN_ENV_ALIASES.join(', ')} when ${API_TOKEN_ENV} is unset.`,
     env: API_TOKEN_ENV,
     helpGroup: 'API',
   }),
@@ -69,7 +78,7 @@ export type ApiErrorDescriber = (error: unknown, apiUrl: string) => string | und
 export abstract class ApiCommand extends JsonAwareCommand {
   /** The client for `--api-url` / `--token`; exits 2 with one line when they are missing or unusable. */
   protected apiClient(flags: ApiFlagValues): PolycrateApiClient {
-    const result = apiClientFromFlags(flags)
+    const result = apiClientFromFlags(withTokenAlias(flags))
     if ('problem' in result) this.error(result.problem, {exit: 2})
     return result.client
   }

@@ -7,6 +7,12 @@ import {CommandFailure, type CommandOutcome, type CommandOutput} from './command
 import type {FlagSpecs, FlagValues} from './flag-spec.js'
 
 export const crdsFlags = {
+  output: {
+    type: 'string',
+    char: 'o',
+    options: ['yaml', 'json'],
+    summary: 'yaml: the CRDs as YAML documents (the default); json: one List (--json); with --list or --output-dir, the document --json prints.',
+  },
   kind: {type: 'string', char: 'k', summary: 'Only this CRD: kind, plural or short name, any case.', multiple: true},
   list: {type: 'boolean', summary: 'List the CRDs (kind, group, plural, short names, scope) instead of printing them.'},
   'output-dir': {

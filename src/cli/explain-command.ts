@@ -5,7 +5,7 @@
 import type {KubeClient} from '../kube/client.js'
 import {CommandFailure, type CommandOutcome, type CommandOutput} from './command-outcome.js'
 import type {ExplainReport} from './explain-view.js'
-import type {FlagSpecs, FlagValues} from './flag-spec.js'
+import {outputFlagSpec, type FlagSpecs, type FlagValues} from './flag-spec.js'
 import {kubeFlagSpecs} from './kube-flag-specs.js'
 
 export const explainTargetDescription = 'ingress/<name> or httproute/<name>'
@@ -18,6 +18,7 @@ export const explainFlags = {
     summary: 'Namespace of the OperatorConfig "default" (default: $POD_NAMESPACE, else polycrate).',
     default: process.env.POD_NAMESPACE || 'polycrate',
   },
+  output: outputFlagSpec,
 } as const satisfies FlagSpecs
 
 /** A client for the kubeconfig's cluster and the namespace of its context. */

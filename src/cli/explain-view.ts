@@ -1,15 +1,15 @@
 /**
  * `polycrate operator explain`: reads the live object, its namespace's other Ingresses and HTTPRoutes, the Gateways
- * and the live OperatorConfig, runs the pure explanation (operator/kinds/endpoint/explain.ts) and renders it.
+ * and the live OperatorConfig, runs the pure explanation (operator/kinds/endpoint/endpoint.explain.ts) and renders it.
  * No running operator needed.
  */
-import type {OperatorConfigSpec} from '../crds/operator-config.js'
+import type {OperatorConfigSpec} from '../crds/operatorconfig.js'
 import type {KubeClient, KubeObject} from '../kube/client.js'
 import {resources} from '../kube/resources.js'
 import {OPERATOR_CONFIG_NAME} from '../operator/conventions.js'
 import {validateOperatorConfig} from '../operator/config/operator-config.js'
-import {explainEndpoints, type ExplainTarget, type Explanation} from '../operator/kinds/endpoint/explain.js'
-import type {GatewayLike, HTTPRouteLike, IngressLike} from '../operator/kinds/endpoint/types.js'
+import {explainEndpoints, type ExplainTarget, type Explanation} from '../operator/kinds/endpoint/endpoint.explain.js'
+import type {GatewayLike, HTTPRouteLike, IngressLike} from '../operator/kinds/endpoint/endpoint.types.js'
 import {renderTable} from './table.js'
 
 export const EXPLAIN_KINDS = {

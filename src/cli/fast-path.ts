@@ -9,10 +9,18 @@
  * its error messages). POLYCRATE_NO_FAST_PATH=1 turns the fast path off.
  */
 import {format, parseArgs} from 'node:util'
+import {colourEnabled, noColour} from './colour.js'
 import {CommandFailure, type CommandOutcome, type CommandOutput} from './command-outcome.js'
 import {INTEGER, type FlagSpecs} from './flag-spec.js'
+import type {StructuredFormat} from './output-format.js'
 
 type Parsed = {flags: Record<string, unknown>; positionals: string[]; json: boolean}
+
+/** The structured format of a parsed command line: --json, or -o json|yaml (yaml unless it is the command's text). */
+function formatOf(parsed: Parsed, yamlIsText = false): StructuredFormat | undefined {
+  if (parsed.json || parsed.flags.output === 'json') return 'json'
+  return parsed.flags.output === 'yaml' && !yamlIsText ? 'yaml' : undefined
+}
 
 /** The flags of `argv` per `specs` as oclif would give them, or undefined for anything oclif should see. */
 export function parseFlags(specs: FlagSpecs, argv: string[], env: NodeJS.ProcessEnv = process.env): Parsed | undefined {
@@ -67,9 +75,9 @@ export function parseFlags(specs: FlagSpecs, argv: string[], env: NodeJS.Process
 }
 
 /** stdout and stderr as oclif writes them (`this.log`, `logJson`, its error handler). */
-function output(json: boolean): CommandOutput {
+function output(structured: StructuredFormat | undefined): CommandOutput {
   return {
-    json,
+    json: structured !== undefined,
     log: (line) => console.log(format(line)),
     write: (text) => process.stdout.write(text),
   }
@@ -90,15 +98,21 @@ function formatError(text: string, columns: number): string {
     }
     lines.push(line.slice(0, -1))
   }
-  const bang = process.stderr.isTTY ? '\u001B[31m›\u001B[39m' : '›'
+  const bang = colourEnabled(process.stderr) ? '\u001B[31m›\u001B[39m' : '›'
   return lines.map((line) => ` ${bang}   ${line}`).join('\n')
 }
 
 /** Prints the outcome or failure as the oclif command (JsonAwareCommand) would and sets the exit code. */
-export async function finish(json: boolean, run: (out: CommandOutput) => Promise<CommandOutcome<unknown>>): Promise<void> {
+export async function finish(structured: StructuredFormat | undefined, run: (out: CommandOutput) => Promise<CommandOutcome<unknown>>): Promise<void> {
+  const print = async (document: unknown) => {
+    if (structured === 'yaml') {
+      const {default: yaml} = await import('js-yaml')
+      process.stdout.write(yaml.dump(document, {noRefs: true, lineWidth: -1, sortKeys: false}))
+    } else console.log(JSON.stringify(document, null, 2))
+  }
   try {
-    const {value, exit} = await run(output(json))
-    if (json && value) console.log(JSON.stringify(value, null, 2))
+    const {value, exit} = await run(output(structured))
+    if (structured && value) await print(value)
     process.exitCode = exit
   } catch (error) {
     // A CommandFailure is the command's `this.error(message, {exit})`; anything else oclif prints as it is, exit 1.
@@ -107,10 +121,8 @@ export async function finish(json: boolean, run: (out: CommandOutput) => Promise
     const message = error instanceof Error ? error.message : String(error)
     const code = (error as {code?: unknown} | undefined)?.code
     const exit = failure?.exit ?? 1
-    if (json) {
-      console.log(JSON.stringify({
-        error: {name, message, ...(typeof code === 'string' ? {code} : {}), ...(failure ? {oclif: {exit}} : {})},
-      }, null, 2))
+    if (structured) {
+      await print({error: {name, message, ...(typeof code === 'string' ? {code} : {}), ...(failure ? {oclif: {exit}} : {})}})
     } else {
       const columns = Number.parseInt(process.env.OCLIF_COLUMNS ?? '', 10) || (process.stderr.isTTY ? process.stderr.columns : 80)
       console.error(formatError(`${name}: ${message}${typeof code === 'string' ? `\nCode: ${code}` : ''}`, columns))
@@ -124,22 +136,23 @@ export async function runFastPath(argv: string[], env: NodeJS.ProcessEnv = proce
   if (env.POLYCRATE_NO_FAST_PATH || env.POLYCRATE_CONTENT_TYPE) return false
   if (argv[0] !== 'operator' || argv.includes('--help') || argv.includes('-h')) return false
   const rest = argv.slice(2)
-  // oclif colours JSON for a terminal.
-  const plainJson = (parsed: Parsed) => !parsed.json || (!process.stdout.isTTY && !env.FORCE_COLOR)
+  // oclif colours JSON for a terminal (not with NO_COLOR).
+  const plainJson = (parsed: Parsed) => formatOf(parsed) !== 'json' || noColour(env) || (!process.stdout.isTTY && !env.FORCE_COLOR)
 
   switch (argv[1]) {
     case 'crds': {
       const {crdsFlags, runCrds} = await import('./crds-command.js')
       const parsed = parseFlags(crdsFlags, rest, env)
       if (!parsed || parsed.positionals.length > 0 || !plainJson(parsed)) return false
-      await finish(parsed.json, (out) => runCrds(parsed.flags as Parameters<typeof runCrds>[0], out))
+      const flags = parsed.flags as Parameters<typeof runCrds>[0]
+      await finish(formatOf(parsed, !flags.list && flags['output-dir'] === undefined), (out) => runCrds(flags, out))
       return true
     }
     case 'health': {
       const {healthFlags, runHealth} = await import('./health-command.js')
       const parsed = parseFlags(healthFlags, rest, env)
       if (!parsed || parsed.positionals.length > 0 || !plainJson(parsed)) return false
-      await finish(parsed.json, (out) => runHealth(parsed.flags as Parameters<typeof runHealth>[0], out))
+      await finish(formatOf(parsed), (out) => runHealth(parsed.flags as Parameters<typeof runHealth>[0], out))
       return true
     }
     case 'explain': {
@@ -162,7 +175,7 @@ export async function runFastPath(argv: string[], env: NodeJS.ProcessEnv = proce
       // One OperatorConfig is validated once: compiling zod's generated parsers (new Function) costs more than
       // it saves (≈3 ms of CPU). The result is the same.
       z.config({jitless: true})
-      await finish(parsed.json, (out) => runExplain(parsed.positionals[0]!, flags, out, () => {
+      await finish(formatOf(parsed), (out) => runExplain(parsed.positionals[0]!, flags, out, () => {
         if (!loaded || 'unsupported' in loaded) throw loadError
         return {client: KubeClient.from(loaded), namespace: loaded.namespace}
       }))

@@ -38,5 +38,13 @@ export type FlagValue<F extends FlagSpec> =
 
 export type FlagValues<S extends FlagSpecs> = {[K in keyof S]: FlagValue<S[K]>}
 
+/** `-o json|yaml` of a command that prints text by default: the document --json prints, as JSON or YAML. */
+export const outputFlagSpec = {
+  type: 'string',
+  char: 'o',
+  options: ['json', 'yaml'],
+  summary: 'Print the result as one JSON or YAML document instead of text (--json is -o json).',
+} as const satisfies FlagSpec
+
 /** How oclif reads an integer flag: an optional minus sign and digits. */
 export const INTEGER = /^-?\d+$/

@@ -2,8 +2,9 @@
  * `polycrate operator health`: its flags and what it does, shared by the oclif command and the fast path.
  */
 import type {ChalkInstance} from 'chalk'
+import {colourEnabled} from './colour.js'
 import {CommandFailure, type CommandOutcome, type CommandOutput} from './command-outcome.js'
-import type {FlagSpecs, FlagValues} from './flag-spec.js'
+import {outputFlagSpec, type FlagSpecs, type FlagValues} from './flag-spec.js'
 
 export interface ProbeAnswer {
   ok: boolean
@@ -25,6 +26,7 @@ export const healthFlags = {
     default: 'http://127.0.0.1:8081',
   },
   timeout: {type: 'integer', summary: 'Seconds to wait for each answer.', default: 5, min: 1},
+  output: outputFlagSpec,
 } as const satisfies FlagSpecs
 
 /** Exit 0 when both probes pass, 1 when the operator answers but a check fails; unreachable fails with exit 2. */
@@ -48,7 +50,7 @@ export async function runHealth(flags: FlagValues<typeof healthFlags>, out: Comm
   const report: HealthReport = {url: base, healthy: live.ok && ready.ok, live, ready}
   if (!out.json) {
     // chalk only for a terminal (start-up cost).
-    const chalk = process.stdout.isTTY ? (await import('chalk')).default : undefined
+    const chalk = colourEnabled(process.stdout) ? (await import('chalk')).default : undefined
     out.log(`Operator at ${base}`)
     out.log(describe('liveness', live, chalk))
     out.log(describe('readiness', ready, chalk))

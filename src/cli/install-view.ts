@@ -1,7 +1,9 @@
 /** Lines of `polycrate operator install` / `uninstall`: one per object, their summaries, and the progress around them. */
 import chalk from 'chalk'
 import ora, {type Ora} from 'ora'
+import {colourEnabled} from './colour.js'
 import type {ObjectResult} from '../operator/install/cluster-objects.js'
+import {flagProblems, type FlagInputs} from '../operator/install/inputs.js'
 import {loadBlockValues} from '../operator/install/values-file.js'
 import {ValuesError, type BlockValues} from '../operator/install/values.js'
 
@@ -26,13 +28,19 @@ export function countOutcomes(results: readonly ObjectResult[]): string {
 }
 
 /** The block values of --values; a values problem ends the command with its message and exit code 2. */
-export function readValues(files: readonly string[] | undefined, fail: (message: string) => never): BlockValues {
+export function readValues(files: readonly string[] | undefined, fail: (message: string) => never, options: {allowEmpty?: boolean} = {}): BlockValues {
   try {
-    return loadBlockValues(files ?? [])
+    return loadBlockValues(files ?? [], {allowEmpty: options.allowEmpty})
   } catch (error) {
     if (error instanceof ValuesError) fail(error.message)
     throw error
   }
+}
+
+/** The flags checked by the rules the values follow (inputs.ts); a problem ends the command with exit code 2. */
+export function checkFlags(inputs: FlagInputs, fail: (message: string) => never): void {
+  const problems = flagProblems(inputs)
+  if (problems.length > 0) fail(problems.join('\n'))
 }
 
 export interface Progress {
@@ -47,8 +55,10 @@ export interface Progress {
 
 export function progress(options: {json: boolean; log(text: string): void; logToStderr(text: string): void}): Progress {
   const {json} = options
-  const colour = Boolean(process.stdout.isTTY) && chalk.level > 0 && !json
-  const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json ? ora({stream: process.stderr}) : undefined
+  const colour = colourEnabled(process.stdout) && !json
+  const spinner = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !json
+    ? ora({stream: process.stderr, color: colourEnabled(process.stderr) ? 'cyan' : false})
+    : undefined
   return {
     spinner,
     colour,

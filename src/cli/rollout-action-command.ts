@@ -1,6 +1,7 @@
 import * as Args from '@oclif/core/args'
 import type {RolloutCluster} from '../api/index.js'
 import {ApiCommand, apiFlags, type ApiErrorDescriber} from './api-flags.js'
+import {outputFlag} from './json-aware-command.js'
 import {describeAction, resolveCluster, rolloutErrorMessage, type RolloutAction} from './rollout-view.js'
 
 /** `rollout force|pause|resume <cluster>`: resolve the cluster by id or name, call the action, say what changed. */
@@ -14,7 +15,7 @@ export abstract class RolloutActionCommand extends ApiCommand {
     }),
   }
 
-  static override flags = {...apiFlags}
+  static override flags = {...apiFlags, output: outputFlag}
 
   protected abstract readonly action: RolloutAction
 

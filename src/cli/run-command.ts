@@ -39,10 +39,10 @@ export const runFlags = {
     env: 'POD_NAMESPACE',
     default: DEFAULT_NAMESPACE,
   },
-  'leader-elect': {type: 'boolean', summary: 'Use a Lease so that only one replica reconciles (for HA deployments).'},
+  'leader-elect': {type: 'boolean', summary: 'Use a Lease so that only one replica reconciles (for HA deployments). Without it the process renews a heartbeat Lease polycrate-operator-run-<host> in --namespace instead, so that `polycrate operator status` can tell that it runs.'},
   'pod-name': {
     type: 'string',
-    summary: 'This replica\'s Pod in --namespace: its label polycrate.io/leader is kept "true" while it leads, else "false" (the webhook Service selects the leader).',
+    summary: 'This replica\'s Pod in --namespace: its label polycrate.io/leader is kept "true" while it leads, else "false" (informational: the webhook Service selects every replica; `polycrate version` reads the Lease).',
     env: 'POD_NAME',
   },
   'metrics-bind-address': {
@@ -56,7 +56,7 @@ export const runFlags = {
   'metrics-cert-dir': {
     type: 'string',
     path: 'directory',
-    summary: 'With --metrics-secure: a directory with tls.crt and tls.key to serve (reloaded when they change); without it, a self-signed certificate made at start.',
+    summary: 'With --metrics-secure: a directory with tls.crt and tls.key to serve (reloaded when they change); without it, or while the files are absent, a self-signed certificate made at start.',
   },
   'health-probe-bind-address': {
     type: 'string',

@@ -12,7 +12,7 @@ export async function runOperatorFastPath(argv: string[], env: NodeJS.ProcessEnv
   if (argv[0] !== 'operator' || argv[1] !== 'run' || argv.includes('--help') || argv.includes('-h')) return false
   const parsed = parseFlags(runFlags, argv.slice(2), env)
   if (!parsed || parsed.json || parsed.positionals.length > 0) return false
-  await finish(false, async () => {
+  await finish(undefined, async () => {
     await runOperator(parsed.flags as RunFlags)
     return {value: undefined, exit: 0}
   })

@@ -10,20 +10,23 @@ import type {CrdDefinition, PrinterColumn} from '../crds/define.js'
 import type {Inventory, InventoryObject} from '../kube/resources-inventory.js'
 import {renderTable} from './table.js'
 import type {HeldObject} from '../operator/held.js'
+import {formatAgo, holderText, type LeaseView, type OperatorStatus} from '../operator/install/presence.js'
+import {shortAge} from '../lib/age.js'
 
 // -- messages -----------------------------------------------------------------------------------------------------
 
 export const TITLE = 'Polycrate Operator Status'
 export const NO_RESOURCES = 'No polycrate.io resources found.'
-export const NO_OPERATOR_CONFIG =
-  'No OperatorConfig found: the operator runs with the defaults (create polycrate/default to configure it).'
+/** No OperatorConfig anywhere: what that means depends on whether an operator runs. */
+export function noOperatorConfig(namespace: string, running: boolean): string {
+  return running
+    ? `No OperatorConfig found: the operator in namespace ${namespace} runs with the defaults (create ${namespace}/default to configure it).`
+    : `No OperatorConfig found (and no operator runs: see above). An operator started in namespace ${namespace} would read ${namespace}/default, and run with the defaults without it.`
+}
 export const CRDS_MISSING =
   'The polycrate.io CRDs are not installed in this cluster: run `polycrate operator install-crds` ' +
   '(or `polycrate operator crds | kubectl apply --server-side -f -`).'
 
-export function noOperatorConfigIn(namespace: string): string {
-  return `No OperatorConfig in namespace ${namespace}.`
-}
 
 /** The stderr warning when only some CRDs are installed. */
 export function missingKindsWarning(missing: readonly CrdDefinition[]): string {
@@ -62,25 +65,8 @@ export function selectKinds(
 
 // -- ages ---------------------------------------------------------------------------------------------------------
 
-/**
- * kubectl's AGE (`ShortHumanDuration`): `45s`, `3m`, `5h`, `7d`, `2y`, whole units rounded down; `0s` for a time up
- * to a second ahead (clock skew), `<invalid>` further ahead, `<unknown>` without a timestamp.
- */
-export function formatAge(timestamp: string | undefined | null, now: number): string {
-  if (!timestamp) return '<unknown>'
-  const at = Date.parse(timestamp)
-  if (Number.isNaN(at)) return '<unknown>'
-  const seconds = Math.trunc((now - at) / 1000)
-  if (seconds < -1) return '<invalid>'
-  if (seconds < 0) return '0s'
-  if (seconds < 60) return `${seconds}s`
-  const minutes = Math.floor(seconds / 60)
-  if (minutes < 60) return `${minutes}m`
-  const hours = Math.floor(minutes / 60)
-  if (hours < 24) return `${hours}h`
-  if (hours < 24 * 365) return `${Math.floor(hours / 24)}d`
-  return `${Math.floor(hours / 24 / 365)}y`
-}
+/** kubectl's AGE (`ShortHumanDuration`): lib/age.ts. */
+export const formatAge = shortAge
 
 // -- rows ---------------------------------------------------------------------------------------------------------
 
@@ -222,30 +208,60 @@ export interface OperatorConfigDocument {
   metadata: Record<string, unknown>
   spec: unknown
   status: unknown
+  /**
+   * When the operator last wrote the status (the latest managedFields entry of the status subresource), and whether
+   * that is stale: no live operator renews its lease, so the status is history, not what runs. Absent when it was not
+   * known whether an operator runs.
+   */
+  reported?: {at: string | null; stale: boolean; by: string | null}
 }
 
 /** What `-o json`, `-o yaml` and `--json` print; the table is rendered from it too. */
 export interface StatusReport {
   cluster: string
+  /** What runs: the operator's Deployment, Pods, leases and processes (absent where it was not looked at). */
+  operator?: OperatorStatus
   operatorConfigs: OperatorConfigDocument[]
   resources: ResourceRow[]
   /** Objects whose deletion waits on a finalizer of the operator (users' sources, Services, CRs). */
   held: HeldObject[]
 }
 
-export function operatorConfigDocument(object: InventoryObject): OperatorConfigDocument {
+/** When the status of an object was last written: its newest managedFields entry for the status subresource (pure). */
+export function statusWrittenAt(object: InventoryObject): string | null {
+  const entries = (object.metadata?.managedFields as Array<{subresource?: string; time?: string}> | undefined) ?? []
+  const times = entries.filter((entry) => entry.subresource === 'status' && entry.time).map((entry) => entry.time!)
+  return times.sort().at(-1) ?? null
+}
+
+export function operatorConfigDocument(object: InventoryObject, operator?: OperatorStatus): OperatorConfigDocument {
   const {managedFields: _managedFields, ...metadata} = object.metadata ?? {}
+  const at = statusWrittenAt(object)
+  const live = operator?.running ? operator.instance : null
+  const holder = live ? [live.leader, ...live.heartbeats].find((lease): lease is LeaseView => Boolean(lease?.fresh)) : undefined
   return {
     apiVersion: object.apiVersion ?? 'polycrate.io/v1alpha1',
     kind: object.kind ?? 'OperatorConfig',
     metadata,
     spec: object.spec ?? {},
     status: object.status ?? {},
+    ...(operator
+      ? {reported: {at, stale: !operator.running, by: live ? (holder ? `${holder.role === 'leader' ? 'the leader, ' : ''}${holderText(holder)}` : `the operator in namespace ${live.namespace}`) : null}}
+      : {}),
   }
 }
 
+/**
+ * The OperatorConfigs status shows (pure): every one without --namespace; with it, those of the operator's namespace
+ * and of that namespace — `-n` limits the objects shown, it never hides the operator's configuration.
+ */
+export function operatorConfigsInScope<T extends InventoryObject>(configs: readonly T[], operatorNamespace: string, namespace?: string): T[] {
+  if (namespace === undefined) return [...configs]
+  return configs.filter((config) => [operatorNamespace, namespace].includes(config.metadata?.namespace ?? ''))
+}
+
 /** The report of an inventory: OperatorConfigs by namespace/name, resources by kind (allCrds order), namespace, name. */
-export function statusReport(cluster: string, inventory: Pick<Inventory, 'operatorConfigs' | 'listings'>, now: number, held: HeldObject[] = []): StatusReport {
+export function statusReport(cluster: string, inventory: Pick<Inventory, 'operatorConfigs' | 'listings'>, now: number, held: HeldObject[] = [], operator?: OperatorStatus): StatusReport {
   const order = (kind: string) => allCrds.findIndex((def) => def.kind === kind)
   const resources = inventory.listings
     .flatMap(({def, items}) => items.map((item) => resourceRow(def, item, now)))
@@ -254,9 +270,9 @@ export function statusReport(cluster: string, inventory: Pick<Inventory, 'operat
     .sort((a, b) =>
       (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') ||
       (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
-    .map(operatorConfigDocument)
+    .map((object) => operatorConfigDocument(object, operator))
   const sortedHeld = [...held].sort((a, b) => a.kind.localeCompare(b.kind) || (a.namespace ?? '').localeCompare(b.namespace ?? '') || a.name.localeCompare(b.name))
-  return {cluster, operatorConfigs, resources, held: sortedHeld}
+  return {cluster, ...(operator ? {operator} : {}), operatorConfigs, resources, held: sortedHeld}
 }
 
 export const HELD_HEADING = 'Deleting, held by a finalizer of the operator'
@@ -357,9 +373,19 @@ function localClusterLine(spec: Fields, status: Fields): string {
   return `${name ?? id}${name && id ? ` (id ${id})` : ''}${local.registered === true ? ', registered by the operator' : ''}`
 }
 
-/** The monitoring agent's line (status.monitoring, written by the agent): assignment, results, reporting. */
-function monitoringLine(monitoring: Fields, now: number): string {
+/** What the agent wrote before API sync connected: not true any more once APIConnected is True. */
+const NOT_CONNECTED_YET = /not connected to the Polycrate API yet/
+
+/**
+ * The monitoring agent's line (status.monitoring, written by the agent): assignment, results, reporting. Its message
+ * from before API sync connected is not repeated once APIConnected is True (the agent fetches again within seconds).
+ */
+function monitoringLine(monitoring: Fields, now: number, apiConnected?: Fields): string {
   if (Object.keys(monitoring).length === 0) return 'enabled, no summary yet'
+  if (text(monitoring.message) && NOT_CONNECTED_YET.test(text(monitoring.message)!) && apiConnected?.status === 'True') {
+    const since = text(apiConnected.lastTransitionTime)
+    monitoring = {...monitoring, message: `the Polycrate API connected${since ? ` ${formatAge(since, now)} ago` : ''}; the agent fetches its assigned endpoints next`}
+  }
   const count = (value: unknown) => (typeof value === 'number' ? value : 0)
   const lastReport = text(monitoring.last_report_at)
   return [
@@ -389,7 +415,18 @@ function monitoringTable(monitoring: Fields, paint: ChalkInstance, now: number):
   )
 }
 
-/** The summary of one OperatorConfig: phase, workspace, local cluster, monitoring agent, conditions, controllers. */
+const conditionsOf = (status: Fields): Fields[] => (Array.isArray(status.conditions) ? status.conditions.map(fields) : [])
+
+/** `12s ago by the leader, Pod x` / `STALE — last written 5m ago; …` (pure). */
+export function reportedLine(config: OperatorConfigDocument, now: number): string | undefined {
+  const reported = config.reported
+  if (!reported) return undefined
+  const at = reported.at ? `${formatAgo(Math.max(0, now - Date.parse(reported.at)))} ago (${reported.at})` : 'at an unknown time'
+  if (!reported.stale) return `last reported ${at} by ${reported.by ?? 'the operator'}; it keeps it current`
+  return `STALE — last reported ${at}; no operator runs to keep it current: the phase, conditions and controllers below are history, not what runs`
+}
+
+/** The summary of one OperatorConfig: when it was reported, phase, workspace, local cluster, monitoring agent, conditions, controllers. */
 export function renderOperatorConfig(config: OperatorConfigDocument, options: RenderOptions): string {
   const paint = new Chalk({level: options.colour ? 1 : 0})
   const metadata = fields(config.metadata)
@@ -397,32 +434,35 @@ export function renderOperatorConfig(config: OperatorConfigDocument, options: Re
   const status = fields(config.status)
   const name = [text(metadata.namespace), text(metadata.name) ?? ''].filter(Boolean).join('/')
   const phase = text(status.phase)
+  const stale = config.reported?.stale === true
+  const reported = reportedLine(config, options.now)
   const facts: Array<[string, string]> = [
-    ['Phase', phase ? paintState(paint, phase) : '-'],
+    ...(reported && Object.keys(status).length > 0 ? [['Reported', stale ? paint.yellow(reported) : reported] as [string, string]] : []),
+    ['Phase', phase ? `${stale ? `${phase} (as last reported)` : paintState(paint, phase)}` : Object.keys(status).length === 0 ? 'no status yet: no operator has read it' : '-'],
     ...(text(status.message) ? [['Message', text(status.message)!] as [string, string]] : []),
     ['Workspace', workspaceLine(spec, status, options.now)],
     ['Local cluster', localClusterLine(spec, status)],
     // Only where the agent is on or has left a summary (most clusters do not run it).
     ...(status.monitoring !== undefined || fields(spec.agent).enabled === true
-      ? [['Monitoring agent', monitoringLine(fields(status.monitoring), options.now)] as [string, string]]
+      ? [['Monitoring agent', monitoringLine(fields(status.monitoring), options.now, conditionsOf(status).find((c) => c.type === 'APIConnected'))] as [string, string]]
       : []),
   ]
-  const conditions = Array.isArray(status.conditions) ? status.conditions.map(fields) : []
+  const conditions = conditionsOf(status)
   const controllers = Array.isArray(status.controllers) ? status.controllers.map(fields) : []
-  const width = Math.max(...[...facts.map(([label]) => label), 'Conditions', 'Controllers'].map((label) => label.length)) + 3
+  const width = Math.max(...[...facts.map(([label]) => label), stale ? 'Controllers (as last reported)' : 'Controllers'].map((label) => label.length)) + 3
   const line = (label: string, value: string) => `${`${label}:`.padEnd(width)}${value}`.trimEnd()
   const lines = facts.map(([label, value]) => line(label, value))
   const monitoringResults = monitoringTable(fields(status.monitoring), paint, options.now)
   if (monitoringResults) lines.push(indent(monitoringResults))
 
-  lines.push(line('Conditions', conditions.length === 0 ? 'none' : ''))
+  lines.push(line(stale ? 'Conditions (as last reported)' : 'Conditions', conditions.length === 0 ? 'none' : ''))
   if (conditions.length > 0) {
     lines.push(indent(renderTable(
       ['TYPE', 'STATUS', 'REASON', 'MESSAGE'],
       conditions.map((c) => [dash(text(c.type)), paintCondition(paint, dash(text(c.status))), dash(text(c.reason)), dash(text(c.message))]),
     )))
   }
-  lines.push(line('Controllers', controllers.length === 0 ? 'none reported' : ''))
+  lines.push(line(stale ? 'Controllers (as last reported)' : 'Controllers', controllers.length === 0 ? 'none reported' : ''))
   if (controllers.length > 0) {
     lines.push(indent(renderTable(
       ['NAME', 'RUNNING', 'REASON'],
@@ -437,14 +477,72 @@ export function renderOperatorConfig(config: OperatorConfigDocument, options: Re
 }
 
 /** Every OperatorConfig's summary, or the line saying there is none. */
-export function renderOperatorConfigs(configs: readonly OperatorConfigDocument[], options: RenderOptions): string {
-  if (configs.length === 0) return options.namespace ? noOperatorConfigIn(options.namespace) : NO_OPERATOR_CONFIG
+export function renderOperatorConfigs(configs: readonly OperatorConfigDocument[], options: RenderOptions & {operator?: OperatorStatus}): string {
+  if (configs.length === 0) return noOperatorConfig(options.operator?.namespace ?? 'polycrate', options.operator?.running ?? true)
   return configs.map((config) => renderOperatorConfig(config, options)).join('\n\n')
 }
 
-/** The whole table output: title, cluster, OperatorConfig summary, then one section per kind with objects. */
+/** NOTHING RUNS, in words a person cannot miss, and how to start it. */
+export const NOTHING_RUNS_HINT = 'Start it with `polycrate operator install` (a Deployment in the cluster) or `polycrate operator run` (a process here).'
+
+/** The operator: where it runs, its Deployment, Pods, leader, processes outside the cluster; or that nothing runs. */
+export function renderOperator(operator: OperatorStatus, options: RenderOptions): string {
+  const paint = new Chalk({level: options.colour ? 1 : 0})
+  const chosen = {flag: '(--operator-namespace)', install: '(installed into)', found: '', default: '(the default: no operator found in any namespace)'}[operator.chosenBy]
+  const lines = [
+    `Namespace:  ${operator.namespace}${chosen ? ` ${chosen}` : ''}`,
+    `State:      ${operator.running ? paint.green(operator.summary) : paint.red(operator.summary.replace(/^nothing runs/, 'NOTHING RUNS'))}`,
+  ]
+  if (!operator.running) lines.push(`            ${NOTHING_RUNS_HINT}`)
+  const instance = operator.instance
+  if (instance?.deployment) {
+    const images = [...new Set(instance.deployment.images)].join(', ')
+    lines.push(`Deployment: ${instance.deployment.name} ${instance.deployment.ready}/${instance.deployment.desired} ready, ${instance.deployment.updated} up to date (${images || 'no image'})`)
+  }
+  if (instance && instance.pods.length > 0) {
+    const leaderHost = instance.leader?.fresh ? instance.leader.host : null
+    lines.push('Pods:')
+    lines.push(indent(renderTable(['NAME', 'NODE', 'READY', 'ROLE', 'RESTARTS', 'IMAGE', 'VERSION', 'AGE'], instance.pods.map((pod) => [
+      pod.name,
+      dash(pod.node),
+      pod.ready ? 'true' : `false${pod.reason ? ` (${pod.reason})` : pod.terminating ? ' (terminating)' : ''}`,
+      pod.name === leaderHost || pod.leaderLabel === true ? 'leader' : pod.leaderLabel === false ? 'standby' : '-',
+      String(pod.restarts),
+      dash(pod.image),
+      dash(pod.version),
+      formatAge(pod.creationTimestamp, options.now),
+    ]))))
+  }
+  const processes = instance ? [...(instance.leader && !instance.leader.pod && instance.leader.host ? [instance.leader] : []), ...instance.heartbeats.filter((h) => !h.pod)] : []
+  if (processes.length > 0) {
+    lines.push('Processes outside the cluster (`operator run`):')
+    lines.push(indent(renderTable(['HOST', 'PID', 'VERSION', 'LEASE', 'STATE'], processes.map((lease) => [
+      dash(lease.host),
+      dash(lease.pid),
+      dash(lease.version),
+      lease.role === 'leader' ? `${lease.name} (leader)` : lease.name,
+      lease.fresh
+        ? `running, renewed ${formatAgo(lease.renewedAgoMs ?? 0)} ago`
+        : lease.holder === null
+          ? `stopped ${lease.renewedAgoMs === null ? '' : `${formatAgo(lease.renewedAgoMs)} ago`}`.trim()
+          : `gone without stopping (killed?): last renewed ${formatAgo(lease.renewedAgoMs ?? 0)} ago`,
+    ]))))
+  }
+  if (instance?.leader && !instance.leader.fresh && !processes.includes(instance.leader)) {
+    lines.push(`Leader:     none — Lease ${instance.leader.name} ${instance.leader.holder === null ? 'released' : `of ${holderText(instance.leader)} expired`}${instance.leader.renewedAgoMs === null ? '' : ` ${formatAgo(instance.leader.renewedAgoMs)} ago`}`)
+  }
+  for (const other of operator.elsewhere) {
+    lines.push(paint.yellow(`Also:       ${other.running ? 'an operator runs' : 'an operator is installed'} in namespace ${other.namespace} (--operator-namespace ${other.namespace} shows it): one per cluster is what works.`))
+  }
+  for (const problem of operator.problems) lines.push(paint.yellow(`Note:       ${problem}`))
+  return `${underline('Operator', '-')}\n${indent(lines.join('\n'))}`
+}
+
+/** The whole table output: title, cluster, what runs, the OperatorConfig summary, then one section per kind with objects. */
 export function renderStatus(report: StatusReport, options: RenderOptions): string {
-  const blocks = [`${underline(TITLE, '=')}\nCluster: ${report.cluster}`, renderOperatorConfigs(report.operatorConfigs, options)]
+  const blocks = [`${underline(TITLE, '=')}\nCluster: ${report.cluster}`]
+  if (report.operator) blocks.push(renderOperator(report.operator, options))
+  blocks.push(renderOperatorConfigs(report.operatorConfigs, {...options, operator: report.operator}))
   const sections = allCrds
     .map((def) => ({def, rows: report.resources.filter((row) => row.kind === def.kind)}))
     .filter(({rows}) => rows.length > 0)

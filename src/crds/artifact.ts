@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {snakeSyncStatus, timestamp} from './schema.js'
 
@@ -27,12 +28,8 @@ export type ArtifactSpec = z.infer<typeof artifactSpec>
 export type ArtifactStatus = z.infer<typeof artifactStatus>
 
 export const artifactCrd = defineCrd({
-  kind: 'Artifact',
+  ...crdNames.Artifact,
   statusStyle: 'snake',
-  plural: 'artifacts',
-  singular: 'artifact',
-  shortNames: [],
-  scope: 'Cluster',
   description: 'A container image running in the cluster; created automatically from the pods.',
   spec: artifactSpec,
   status: artifactStatus,

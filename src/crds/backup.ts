@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {freeForm, snakeSyncStatus, timestamp} from './schema.js'
 
@@ -37,12 +38,8 @@ export type BackupSpec = z.infer<typeof backupSpec>
 export type BackupStatus = z.infer<typeof backupStatus>
 
 export const backupCrd = defineCrd({
-  kind: 'Backup',
+  ...crdNames.Backup,
   statusStyle: 'snake',
-  plural: 'backups',
-  singular: 'backup',
-  shortNames: ['backup'],
-  scope: 'Namespaced',
   description: 'A Velero or CloudNativePG backup; created automatically from the backup tools\' objects.',
   spec: backupSpec,
   status: backupStatus,

@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {freeForm, snakeSyncStatus, timestamp} from './schema.js'
 
@@ -41,12 +42,8 @@ export type CertificateSpec = z.infer<typeof certificateSpec>
 export type CertificateStatus = z.infer<typeof certificateStatus>
 
 export const certificateCrd = defineCrd({
-  kind: 'Certificate',
+  ...crdNames.Certificate,
   statusStyle: 'snake',
-  plural: 'certificates',
-  singular: 'certificate',
-  shortNames: ['cert', 'pcert'],
-  scope: 'Namespaced',
   description: 'A TLS certificate; created automatically from cert-manager Certificates.',
   spec: certificateSpec,
   status: certificateStatus,

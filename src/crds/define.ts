@@ -17,7 +17,7 @@ export interface CrdDefinition<Spec extends z.ZodType = z.ZodType, Status extend
   kind: string
   plural: string
   singular: string
-  shortNames: string[]
+  shortNames: readonly string[]
   scope: 'Namespaced' | 'Cluster'
   description: string
   spec: Spec

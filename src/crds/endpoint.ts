@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {camelSyncStatus} from './schema.js'
 
@@ -32,12 +33,8 @@ export type EndpointSpec = z.infer<typeof endpointSpec>
 export type EndpointStatus = z.infer<typeof endpointStatus>
 
 export const endpointCrd = defineCrd({
-  kind: 'Endpoint',
+  ...crdNames.Endpoint,
   statusStyle: 'camel',
-  plural: 'endpoints',
-  singular: 'endpoint',
-  shortNames: ['ep', 'pep'],
-  scope: 'Namespaced',
   description: 'An endpoint the Polycrate API monitors; created automatically from Ingress and HTTPRoute hosts.',
   spec: endpointSpec,
   status: endpointStatus,

@@ -113,7 +113,7 @@ export function toCustomResourceDefinition(def: CrdDefinition): CustomResourceDe
         listKind: `${def.kind}List`,
         plural: def.plural,
         singular: def.singular,
-        ...(def.shortNames.length > 0 ? {shortNames: def.shortNames} : {}),
+        ...(def.shortNames.length > 0 ? {shortNames: [...def.shortNames]} : {}),
         categories: ['polycrate'],
       },
       scope: def.scope,

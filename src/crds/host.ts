@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {snakeSyncStatus} from './schema.js'
 
@@ -41,12 +42,8 @@ export type HostSpec = z.infer<typeof hostSpec>
 export type HostStatus = z.infer<typeof hostStatus>
 
 export const hostCrd = defineCrd({
-  kind: 'Host',
+  ...crdNames.Host,
   statusStyle: 'snake',
-  plural: 'hosts',
-  singular: 'host',
-  shortNames: [],
-  scope: 'Namespaced',
   description: 'A node of the cluster as host in the Polycrate API; created automatically from Kubernetes nodes.',
   spec: hostSpec,
   status: hostStatus,

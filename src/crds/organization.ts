@@ -1,4 +1,5 @@
 import {z} from 'zod'
+import {crdNames} from './catalog.js'
 import {defineCrd} from './define.js'
 import {snakeSyncStatus} from './schema.js'
 
@@ -17,12 +18,8 @@ export type OrganizationSpec = z.infer<typeof organizationSpec>
 export type OrganizationStatus = z.infer<typeof organizationStatus>
 
 export const organizationCrd = defineCrd({
-  kind: 'Organization',
+  ...crdNames.Organization,
   statusStyle: 'snake',
-  plural: 'organizations',
-  singular: 'organization',
-  shortNames: [],
-  scope: 'Namespaced',
   description: 'An organization of the Polycrate API.',
   spec: organizationSpec,
   status: organizationStatus,

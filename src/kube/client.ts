@@ -6,8 +6,9 @@
 import http from 'node:http'
 import https from 'node:https'
 import type {Readable} from 'node:stream'
-import {setTimeout as delay} from 'node:timers/promises'
+import {sleep, systemClock, type Clock} from '../lib/clock.js'
 import {userAgentFor} from '../lib/request-origin.js'
+import {checkFence, WriteFencedError, type WriteFence} from '../lib/write-fence.js'
 import {operatorVersion} from '../version.js'
 
 export interface KubeObject {
@@ -68,6 +69,9 @@ export class KubeConnectionError extends Error {
   }
 }
 
+/** A reused keep-alive connection reset before any answer: the server had closed it as idle (sent again once). */
+class StaleConnectionError extends KubeConnectionError {}
+
 export interface RequestOptions {
   method?: string
   path: string
@@ -79,6 +83,25 @@ export interface RequestOptions {
   /** Socket idle timeout; 30 s by default. */
   timeoutMs?: number
   signal?: AbortSignal
+  /**
+   * Sent whatever the write fence says: the leader election's own Lease writes and the replica's Pod label (a
+   * standby says so on its own Pod). Every other write asks the fence (`KubeClient.writeFence`).
+   */
+  unfenced?: boolean
+}
+
+/**
+ * Review requests: POSTs that create nothing (TokenReview, SubjectAccessReview, SelfSubjectAccessReview,
+ * LocalSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview) — the apiserver answers a question and stores
+ * nothing. Pure.
+ */
+export function isReview(method: string, path: string): boolean {
+  return method.toUpperCase() === 'POST' && /^\/apis\/(authentication|authorization)\.k8s\.io\/[^/]+\/(namespaces\/[^/]+\/)?[a-z]+reviews\/?(\?|$)/.test(path)
+}
+
+/** Whether a request changes what the apiserver stores: POST, PUT, PATCH, DELETE, but reviews (pure). */
+export function isKubeWrite(method: string, path: string): boolean {
+  return /^(POST|PUT|PATCH|DELETE)$/i.test(method) && !isReview(method, path)
 }
 
 
@@ -105,6 +128,13 @@ export class KubeClient {
   readonly fieldManager?: string
   /** Called once per request with the method and the HTTP status (or `<error>`), e.g. for rest_client metrics. */
   onResponse?: (method: string, code: string) => void
+  /**
+   * Asked right before each write goes out (unless the request is `unfenced`): a closed fence fails the write with
+   * WriteFencedError and sends nothing. The manager sets it under leader election (lib/write-fence.ts).
+   */
+  writeFence?: WriteFence
+  /** The clock of the Retry-After waits (the manager sets its own, as it sets writeFence). */
+  clock: Clock = systemClock
   private readonly agent: http.Agent
   private readonly userAgent: string
 
@@ -186,8 +216,8 @@ export class KubeClient {
     })
   }
 
-  mergePatch<T extends KubeObject>(ref: ResourceRef, patch: unknown, options: {signal?: AbortSignal} = {}): Promise<T> {
-    return this.request<T>({method: 'PATCH', path: resourcePath(ref), body: patch, contentType: 'application/merge-patch+json', signal: options.signal})
+  mergePatch<T extends KubeObject>(ref: ResourceRef, patch: unknown, options: {signal?: AbortSignal; unfenced?: boolean} = {}): Promise<T> {
+    return this.request<T>({method: 'PATCH', path: resourcePath(ref), body: patch, contentType: 'application/merge-patch+json', signal: options.signal, unfenced: options.unfenced})
   }
 
   replace<T extends KubeObject>(ref: ResourceRef, body: object, options: {signal?: AbortSignal} = {}): Promise<T> {
@@ -209,11 +239,25 @@ export class KubeClient {
       const waitMs = retryAfterMs(response.statusCode ?? 0, response.headers['retry-after'], attempt)
       if (waitMs === undefined) return response
       response.resume()
-      await delay(waitMs, undefined, {signal: options.signal})
+      await sleep(this.clock, waitMs, options.signal)
     }
   }
 
+  /**
+   * Sends once, and once more on a new connection when a pooled keep-alive connection was reset before any answer:
+   * the server closed it as idle while the request was being sent on it (Node's documented keep-alive race), so the
+   * request never reached the server and sending it again is safe for any method.
+   */
   private async send(options: RequestOptions): Promise<http.IncomingMessage> {
+    try {
+      return await this.sendOnce(options)
+    } catch (error) {
+      if (!(error instanceof StaleConnectionError) || options.signal?.aborted) throw error
+      return this.sendOnce(options, {fresh: true})
+    }
+  }
+
+  private async sendOnce(options: RequestOptions, {fresh = false} = {}): Promise<http.IncomingMessage> {
     const url = new URL(this.server + options.path)
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value))
@@ -231,12 +275,17 @@ export class KubeClient {
       timeout: options.timeoutMs ?? 30_000,
     }
     await this.kubeConfig.applyToHTTPSOptions(requestOptions)
+    const method = requestOptions.method!
+    const fence = options.unfenced || !isKubeWrite(method, options.path) ? undefined : this.writeFence
+    // Asked here, after the last await, and again once the socket is ready, right before the request is written.
+    checkFence(fence, method, options.path)
     // client-node puts a new Agent on every call (no keep-alive: a TCP and TLS handshake per request, which costs the
     // apiserver more CPU than the request itself). Its TLS options stay on the request, so the pooled agent uses
     // them; only a proxy needs the agent client-node made.
     if (!this.kubeConfig.getCurrentCluster()?.proxyUrl) requestOptions.agent = this.agent
+    // A retry after a stale pooled connection: a new connection of its own (the pool may hold more stale ones).
+    if (fresh && requestOptions.agent === this.agent) requestOptions.agent = false
     const transport = url.protocol === 'https:' ? https : http
-    const method = requestOptions.method!
     return new Promise((resolve, reject) => {
       const request = transport.request(url, requestOptions, (response) => {
         this.onResponse?.(method, String(response.statusCode ?? 0))
@@ -245,11 +294,23 @@ export class KubeClient {
       request.on('timeout', () => request.destroy(Object.assign(new Error('request timed out'), {code: 'ETIMEDOUT'})))
       request.on('error', (error: NodeJS.ErrnoException) => {
         this.onResponse?.(method, '<error>')
-        if (error.name === 'AbortError') return reject(error)
+        if (error.name === 'AbortError' || error instanceof WriteFencedError) return reject(error)
         const code = error.code ?? 'EUNKNOWN'
-        reject(new KubeConnectionError(this.server, code, `${code}: ${error.message}`))
+        const stale = request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')
+        reject(new (stale ? StaleConnectionError : KubeConnectionError)(this.server, code, `${code}: ${error.message}`))
       })
-      request.end(body)
+      if (!fence) return void request.end(body)
+      // A new connection may take a while (and a frozen process may wake in between): the fence again at the last
+      // moment before the request's bytes are written.
+      request.once('socket', (socket) => {
+        const write = () => {
+          const reason = fence()
+          if (reason === undefined) request.end(body)
+          else request.destroy(new WriteFencedError(method, options.path, reason))
+        }
+        if (socket.connecting) socket.once('connect', write)
+        else write()
+      })
     })
   }
 }

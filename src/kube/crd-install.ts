@@ -1,5 +1,6 @@
 /** Server-side apply of CustomResourceDefinitions and waiting until the API server serves them. */
 import {isDeepStrictEqual} from 'node:util'
+import {poll, systemClock, type Clock} from '../lib/clock.js'
 import type {KubeClient, KubeObject, ResourceRef} from './client.js'
 import {KubeApiError} from './client.js'
 import {resources} from './resources.js'
@@ -59,19 +60,18 @@ function sameDefinition(a: CrdObject, b: CrdObject): boolean {
 }
 
 /** Polls until the CRD is Established; fails fast when its names are not accepted. */
-export async function waitEstablished(client: KubeClient, name: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
+export async function waitEstablished(client: KubeClient, name: string, timeoutMs = 60_000, clock: Clock = systemClock): Promise<void> {
+  await poll(clock, {intervalMs: 200, timeoutMs}, async (expired) => {
     const crd = await client.getOrUndefined<CrdObject>(crdRef(name))
     const conditions = crd?.status?.conditions ?? []
-    if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return
+    if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return true
     const names = conditions.find((c) => c.type === 'NamesAccepted' && c.status === 'False')
     if (names) throw new CrdRejectedError(name, names.message ?? names.reason ?? 'names not accepted')
-    if (Date.now() > deadline) {
+    if (expired) {
       throw new Error(`CustomResourceDefinition ${name} is not Established after ${Math.round(timeoutMs / 1000)}s: check \`kubectl describe crd ${name}\`.`)
     }
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+    return undefined
+  })
 }
 
 export interface InstallOptions {
@@ -79,6 +79,8 @@ export interface InstallOptions {
   timeoutMs?: number
   /** Called once per CRD as soon as it is applied (and, unless dry run, Established). */
   onResult?: (result: InstallResult) => void
+  /** The clock of the wait for Established (the system clock by default). */
+  clock?: Clock
 }
 
 /** Applies every CRD, then waits for each to be Established (skipped on dry run). */
@@ -86,7 +88,7 @@ export async function installCrds(client: KubeClient, crds: readonly NamedObject
   const results: InstallResult[] = []
   for (const crd of crds) {
     const result = await applyCrd(client, crd, options.dryRun)
-    if (!options.dryRun) await waitEstablished(client, result.name, options.timeoutMs)
+    if (!options.dryRun) await waitEstablished(client, result.name, options.timeoutMs, options.clock)
     options.onResult?.(result)
     results.push(result)
   }

@@ -7,6 +7,7 @@ import {createHash} from 'node:crypto'
 import type {KubeClient, KubeObject} from './client.js'
 import {KubeApiError} from './client.js'
 import {resources} from './resources.js'
+import {systemClock, type Clock} from '../lib/clock.js'
 
 export type EventType = 'Normal' | 'Warning'
 
@@ -15,7 +16,8 @@ export interface EventRecorderOptions {
   component: string
   /** A repeat of the same event within this window only bumps the count (default 10 min). */
   foldWindowMs?: number
-  now?: () => Date
+  /** The manager's clock (event timestamps, the fold window); the system clock by default. */
+  clock?: Clock
   onError?: (error: unknown) => void
 }
 
@@ -29,16 +31,23 @@ interface Seen {
 
 export class EventRecorder {
   private readonly seen = new Map<string, Seen>()
+  private prunedAt = Number.NEGATIVE_INFINITY
 
   constructor(private readonly options: EventRecorderOptions) {}
 
+  /** Events remembered for folding (those sent within the last two fold windows at most). */
+  get size(): number {
+    return this.seen.size
+  }
+
   /** Records an event about `object`; never throws (an event is best effort). */
   async record(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
-    const now = (this.options.now ?? (() => new Date()))()
+    const now = new Date((this.options.clock ?? systemClock).now())
     const namespace = object.metadata?.namespace ?? 'default'
     const identity = `${object.kind}/${namespace}/${object.metadata?.name}/${type}/${reason}/${message}`
-    const previous = this.seen.get(identity)
     const window = this.options.foldWindowMs ?? 10 * 60 * 1000
+    this.prune(now.getTime(), window)
+    const previous = this.seen.get(identity)
     try {
       if (previous && now.getTime() - previous.lastSent < window) {
         previous.count++
@@ -77,5 +86,16 @@ export class EventRecorder {
       if (error instanceof KubeApiError && error.status === 404 && previous) this.seen.delete(identity)
       this.options.onError?.(error)
     }
+  }
+
+  /**
+   * Forgets the events last sent a fold window ago or longer: a repeat of one is a new Event anyway. Each identity
+   * carries its object's name and the message (an error's text, a path with an id), so without this every distinct
+   * one would be kept for the life of the process. Once per window, so a record costs O(1) on average.
+   */
+  private prune(now: number, window: number): void {
+    if (now - this.prunedAt < window) return
+    this.prunedAt = now
+    for (const [identity, seen] of this.seen) if (now - seen.lastSent >= window) this.seen.delete(identity)
   }
 }

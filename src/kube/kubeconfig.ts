@@ -1,5 +1,7 @@
+import {readFileSync} from 'node:fs'
 import {KubeConfig} from '@kubernetes/client-node'
-import {KubeConfigError, kubeConfigSource, type KubeConfigOptions} from './light-kubeconfig.js'
+import yaml from 'js-yaml'
+import {emptyKubeconfigMessage, KubeConfigError, kubeConfigSource, type KubeConfigOptions} from './light-kubeconfig.js'
 
 // Declared beside the client-node-free reader of the CLI's fast path, which throws the same errors.
 export {KubeConfigError, type KubeConfigOptions}
@@ -49,6 +51,14 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): LoadedKubeConfi
 }
 
 function loadFile(kubeConfig: KubeConfig, file: string): void {
+  let empty = false
+  try {
+    const document = yaml.load(readFileSync(file, 'utf8'))
+    empty = document === null || document === undefined
+  } catch {
+    // unreadable or not YAML: client-node's own message below says which
+  }
+  if (empty) throw new KubeConfigError(emptyKubeconfigMessage(file))
   try {
     kubeConfig.loadFromFile(file)
   } catch (error) {

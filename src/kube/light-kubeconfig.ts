@@ -19,6 +19,7 @@ import type https from 'node:https'
 import {homedir} from 'node:os'
 import path from 'node:path'
 import yaml from 'js-yaml'
+import {systemClock} from '../lib/clock.js'
 
 /** A kubeconfig problem the user can fix; the message says how. */
 export class KubeConfigError extends Error {
@@ -83,7 +84,7 @@ export class LightKubeConfig {
   constructor(
     private readonly cluster: Cluster,
     private readonly user: User,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemClock.now,
   ) {}
 
   getCurrentCluster(): {server: string} {
@@ -184,7 +185,7 @@ export function kubeConfigSource(options: KubeConfigOptions = {}): KubeConfigSou
  * then, in a Pod, the in-cluster service account; then `~/.kube/config` (kubeConfigSource).
  * Throws KubeConfigError with `loadKubeConfig`'s messages.
  */
-export function loadLightKubeConfig(options: KubeConfigOptions = {}, now: () => number = Date.now): LightLoadedKubeConfig | Unsupported {
+export function loadLightKubeConfig(options: KubeConfigOptions = {}, now: () => number = systemClock.now): LightLoadedKubeConfig | Unsupported {
   const where = kubeConfigSource(options)
   if (where.inCluster) return inCluster(options, where.source, now)
   let parsed = readFile(where.files[0]!)
@@ -253,6 +254,12 @@ type Doc = Record<string, unknown>
 const isDoc = (value: unknown): value is Doc => typeof value === 'object' && value !== null && !Array.isArray(value)
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
 
+/** The message for a kubeconfig file without a document (empty, or only comments). */
+export function emptyKubeconfigMessage(file: string): string {
+  return `The kubeconfig ${file} is empty (no clusters, users or contexts): point --kubeconfig or $KUBECONFIG at one that names a cluster `
+    + '(`kubectl config view --raw` shows the one kubectl uses), or fill it with `kubectl config set-cluster`, `set-credentials` and `set-context`.'
+}
+
 /** One file, read as client-node reads it (relative file paths are relative to the file's directory). */
 function readFile(file: string): Parsed | Unsupported {
   let doc: unknown
@@ -261,6 +268,7 @@ function readFile(file: string): Parsed | Unsupported {
   } catch (error) {
     throw new KubeConfigError(`Cannot read kubeconfig ${file}: ${(error as Error).message}`)
   }
+  if (doc === null || doc === undefined) throw new KubeConfigError(emptyKubeconfigMessage(file))
   return parse(doc, file)
 }
 

@@ -5,7 +5,7 @@
  */
 import {allCrds, GROUP, VERSION} from '../crds/index.js'
 import type {CrdDefinition} from '../crds/define.js'
-import {operatorConfigCrd} from '../crds/operator-config.js'
+import {operatorConfigCrd} from '../crds/operatorconfig.js'
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject} from './client.js'
 
 /** The part of KubeClient the inventory needs (tests pass a fake). */
@@ -37,6 +37,11 @@ export interface InventoryOptions {
   kinds?: readonly CrdDefinition[]
   /** Only this namespace (namespaced kinds); all namespaces when absent. Cluster-scoped kinds are listed whole. */
   namespace?: string
+  /**
+   * List the OperatorConfigs of every namespace whatever `namespace` says (`status -n` filters the sources, not the
+   * operator's configuration); a listing of the kind OperatorConfig itself still keeps to `namespace`.
+   */
+  operatorConfigsEverywhere?: boolean
   /** Kinds listed at the same time; 4 by default. */
   concurrency?: number
   /** Objects per page; 500 by default (kubectl's chunk size). */
@@ -121,7 +126,8 @@ export async function collectInventory(client: ListingClient, options: Inventory
   const toList = allCrds.filter((def) => requested.has(def) || def === operatorConfigCrd)
   const outcomes = await mapBounded(toList, options.concurrency ?? 4, async (def) => {
     try {
-      return await listAllPages<InventoryObject>(client, listPath(def, options.namespace), options.pageSize)
+      const everywhere = def === operatorConfigCrd && options.operatorConfigsEverywhere
+      return await listAllPages<InventoryObject>(client, listPath(def, everywhere ? undefined : options.namespace), options.pageSize)
     } catch (error) {
       if (isNotFound(error)) return undefined
       throw error
@@ -142,7 +148,8 @@ export async function collectInventory(client: ListingClient, options: Inventory
       return
     }
     if (def === operatorConfigCrd) operatorConfigs = items
-    if (requested.has(def)) listings.push({def, items})
+    const inScope = def === operatorConfigCrd && options.namespace ? items.filter((item) => item.metadata?.namespace === options.namespace) : items
+    if (requested.has(def)) listings.push({def, items: inScope})
   })
   if (missing.length === toList.length) throw new CrdsMissingError(missing)
   return {operatorConfigs, listings, missing}

@@ -19,10 +19,12 @@ export const resources = {
   persistentVolumes: {group: '', version: 'v1', plural: 'persistentvolumes'},
   pods: {group: '', version: 'v1', plural: 'pods'},
   secrets: {group: '', version: 'v1', plural: 'secrets'},
+  serviceAccounts: {group: '', version: 'v1', plural: 'serviceaccounts'},
   services: {group: '', version: 'v1', plural: 'services'},
   // built-in groups
   customResourceDefinitions: {group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions'},
   deployments: {group: 'apps', version: 'v1', plural: 'deployments'},
+  replicaSets: {group: 'apps', version: 'v1', plural: 'replicasets'},
   ingresses: {group: 'networking.k8s.io', version: 'v1', plural: 'ingresses'},
   leases: {group: 'coordination.k8s.io', version: 'v1', plural: 'leases'},
   // Gateway API (CRDs: only there when `gatewayApiCrds` are established)

@@ -64,17 +64,3 @@ export class PerKeyRateLimiter {
     this.failures.delete(key)
   }
 }
-
-/** Waits `ms`, or less if the signal aborts (then resolves, never rejects). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve()
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    signal?.addEventListener('abort', done, {once: true})
-  })
-}

@@ -3,6 +3,7 @@
  * TTY. Child loggers carry fields such as `controller` and `key`. Values under keys that look like secrets are
  * never written.
  */
+import {isoNow, systemClock, type Clock} from './clock.js'
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LogFormat = 'json' | 'text'
 
@@ -24,22 +25,23 @@ export interface LoggerOptions {
   level?: LogLevel
   format?: LogFormat
   write?: (line: string) => void
-  now?: () => Date
+  /** The clock of the timestamps (the system clock by default; the CLI makes the logger before any manager). */
+  clock?: Clock
 }
 
 export function createLogger(options: LoggerOptions = {}, base: Fields = {}): Logger {
   const level = options.level ?? 'info'
   const format = options.format ?? (process.stderr.isTTY ? 'text' : 'json')
   const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`))
-  const now = options.now ?? (() => new Date())
+  const clock = options.clock ?? systemClock
   const emit = (at: LogLevel, message: string, fields?: Fields) => {
     if (order[at] < order[level]) return
     const all = redact({...base, ...fields})
     if (format === 'json') {
-      write(JSON.stringify({ts: now().toISOString(), level: at, msg: message, ...all}))
+      write(JSON.stringify({ts: isoNow(clock), level: at, msg: message, ...all}))
     } else {
       const extras = Object.entries(all).map(([k, v]) => `${k}=${typeof v === 'string' ? quote(v) : JSON.stringify(v)}`)
-      write([now().toISOString(), at.toUpperCase().padEnd(5), message, ...extras].join(' '))
+      write([isoNow(clock), at.toUpperCase().padEnd(5), message, ...extras].join(' '))
     }
   }
   return {
@@ -47,7 +49,7 @@ export function createLogger(options: LoggerOptions = {}, base: Fields = {}): Lo
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger({level, format, write, now}, {...base, ...fields}),
+    child: (fields) => createLogger({level, format, write, clock}, {...base, ...fields}),
     enabled: (at) => order[at] >= order[level],
   }
 }

@@ -13,6 +13,7 @@ import {createPrivateKey, randomBytes, webcrypto} from 'node:crypto'
 import {isIP} from 'node:net'
 import {Worker} from 'node:worker_threads'
 import type * as X509Library from '@peculiar/x509'
+import {systemClock} from './clock.js'
 
 export interface CertificateAndKey {
   /** PEM certificate. */
@@ -63,7 +64,7 @@ export async function createCertificate(options: CertificateOptions): Promise<Ce
   const lib = await x509()
   const subtle = webcrypto.subtle
   const keys = await subtle.generateKey(EC, true, ['sign', 'verify'])
-  const now = options.now ?? new Date()
+  const now = options.now ?? new Date(systemClock.now())
   const serial = randomBytes(16)
   serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40 // positive, and no leading zero byte (DER: minimal INTEGER)
 

@@ -5,14 +5,49 @@
 import {createHash} from 'node:crypto'
 
 export const OPERATOR_NAME = 'polycrate-operator'
+/** The ClusterRole, Roles and their bindings of one feature's RBAC (the base role, of every feature set, is OPERATOR_NAME). */
+export const featureRoleName = (feature: string) => `${OPERATOR_NAME}:${feature}`
 export const FIELD_MANAGER = 'polycrate-operator'
 export const DEFAULT_NAMESPACE = 'polycrate'
 export const OPERATOR_CONFIG_NAME = 'default'
 export const LEADER_LEASE_NAME = 'polycrate-operator-leader'
+/**
+ * An operator process without leader election (a laptop's `operator run`, the sandbox, a test) still says that it
+ * runs: it renews a Lease of its own in its namespace (runtime/heartbeat.ts), named after its host, so that `status`
+ * and `uninstall` can tell whether anything runs. Cleared (holder emptied) on a graceful shutdown.
+ */
+export const heartbeatLease = {
+  /** `<prefix><host, cut and sanitized>-<hash of the host>`. */
+  namePrefix: 'polycrate-operator-run-',
+  /** The label that sets heartbeat Leases apart (value `heartbeat`); `uninstall` deletes them by it. */
+  roleLabel: 'polycrate.io/lease-role',
+  roleValue: 'heartbeat',
+  /** Annotations: the process's host name, pid and version (what `status` shows for a process outside the cluster). */
+  hostAnnotation: 'polycrate.io/host',
+  pidAnnotation: 'polycrate.io/pid',
+  versionAnnotation: 'polycrate.io/version',
+} as const
+
+/** The label selector of everything the operator's install makes (its Deployment, Pods, ServiceAccount, …). */
+export const OPERATOR_SELECTOR = `app.kubernetes.io/name=${OPERATOR_NAME}`
+
 /** On the operator's own Pod (with --pod-name): "true" while it holds the leader lease, else "false". */
 export const LEADER_POD_LABEL = 'polycrate.io/leader'
 /** DNS01 webhook: Secret (in the operator namespace) with its serving certificate, `tls.crt` + `tls.key`. */
 export const DNS01_SERVING_SECRET = 'polycrate-operator-dns01-webhook-tls'
+/** The metrics Service (every replica's /metrics); its DNS names are in the metrics serving certificate. */
+export const METRICS_SERVICE = 'polycrate-operator-metrics'
+/** kubernetes.io/tls Secret install makes for /metrics with --metrics-secure: tls.crt, tls.key and ca.crt (the CA that signed them, for scrapers). */
+export const METRICS_TLS_SECRET = 'polycrate-operator-metrics-tls'
+/** Where the Deployment mounts METRICS_TLS_SECRET (`--metrics-cert-dir`). */
+export const METRICS_CERT_DIR = '/etc/polycrate/metrics-tls'
+/** The ClusterRole that lets its subjects `get /metrics` (kubebuilder's `metrics-reader`), and its ClusterRoleBinding. */
+export const METRICS_READER_ROLE = 'polycrate-operator-metrics-reader'
+/** The ClusterRoleBinding of METRICS_READER_ROLE to `metrics.readers` of the values (the subjects as written). */
+export const METRICS_READERS_BINDING = 'polycrate-operator-metrics-readers'
+/** The ServiceAccount the VMServiceScrape scrapes as, and the Secret with its token (filled by the token controller). */
+export const METRICS_SCRAPER = 'polycrate-operator-metrics-scraper'
+export const METRICS_SCRAPER_TOKEN_SECRET = 'polycrate-operator-metrics-scraper-token'
 /** Where kube-apiserver publishes its front-proxy client CA and allowed names (aggregated APIs). */
 export const EXTENSION_APISERVER_AUTHENTICATION = {namespace: 'kube-system', name: 'extension-apiserver-authentication'} as const
 
@@ -61,6 +96,11 @@ export const annotations = {
   ingressClass: 'kubernetes.io/ingress.class',
   /** On a discovered CR whose source is gone: when the stale sweep first saw it orphaned (RFC 3339). */
   orphanedSince: 'polycrate.io/orphaned-since',
+  /**
+   * On an API cluster a K8sCluster CR created (in the API object's annotations): the CR's uid. The create and the
+   * mark are one request, so a CR whose status write was lost (a crash, a lost answer) still knows the cluster is its.
+   */
+  k8sClusterCreatedBy: 'polycrate.io/created-by-k8scluster',
 } as const
 
 /** Deprecated annotation → the canonical annotation it is an alias of. */

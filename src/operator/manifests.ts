@@ -1,11 +1,41 @@
 /**
- * What an admin applies to run the operator in a cluster (pure): Namespace, ServiceAccount, the RBAC roles
- * generated from what the features declare they read and write, the Deployment, the webhook Service and the metrics
- * Service (both select every replica), the NetworkPolicy of the operator reference, and on request the cert-manager DNS01 webhook's APIService and a VictoriaMetrics VMServiceScrape.
+ * What an admin applies to run the operator in a cluster (pure): Namespace (with its Pod Security labels),
+ * ServiceAccount, the RBAC roles generated from what the features declare they read and write, the Deployment, the
+ * webhook Service and the metrics Service (both select every replica), the NetworkPolicy of the operator reference
+ * (narrowed by `allowed_from`), with 2 or more replicas a PodDisruptionBudget; with secure metrics the metrics-reader
+ * ClusterRole, its binding and the scraper's ServiceAccount and token; on request the cert-manager DNS01 webhook's
+ * APIService and a VictoriaMetrics VMServiceScrape.
  */
 import type {KubeObject} from '../kube/client.js'
-import {DNS01_SERVING_SECRET, OPERATOR_NAME} from './conventions.js'
-import {roleRules, type Permission} from './permissions.js'
+import {
+  DNS01_SERVING_SECRET, featureRoleName, METRICS_CERT_DIR, METRICS_READER_ROLE, METRICS_READERS_BINDING, METRICS_SCRAPER, METRICS_SCRAPER_TOKEN_SECRET, METRICS_SERVICE, METRICS_TLS_SECRET, OPERATOR_NAME,
+} from './conventions.js'
+import {permissionsByFeature, roleRules, type Permission} from './permissions.js'
+import {namespacePodSecurityLabels, PING_GROUP_RANGE_SYSCTL, podSecurityLevel} from './pod-security.js'
+import {METRICS_AUTH_PERMISSIONS, METRICS_PATH, METRICS_READER_RULE} from './runtime/secure-metrics.js'
+
+/** A label selector (`matchLabels` and/or `matchExpressions`), as Kubernetes writes one. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>
+  matchExpressions?: Array<{key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[]}>
+}
+
+/** A NetworkPolicy peer: Pods of the namespaces selected and/or the Pods selected, or an address block. */
+export interface NetworkPolicyPeer {
+  namespaceSelector?: LabelSelector
+  podSelector?: LabelSelector
+  ipBlock?: {cidr: string; except?: string[]}
+}
+
+/** Every Pod in every namespace: the operator reference's rule for the webhook, and the default for metrics. */
+export const EVERY_NAMESPACE: readonly NetworkPolicyPeer[] = [{namespaceSelector: {}}]
+
+/** An RBAC subject as a RoleBinding writes it: a ServiceAccount (with its namespace), a User or a Group. */
+export interface RbacSubject {
+  kind: 'ServiceAccount' | 'User' | 'Group'
+  name: string
+  namespace?: string
+}
 
 export interface ManifestOptions {
   namespace: string
@@ -22,8 +52,16 @@ export interface ManifestOptions {
   resources?: {requests: {cpu: string; memory: string}; limits: {cpu: string; memory: string}}
   /** Secrets (kubernetes.io/dockerconfigjson, in the operator namespace) the kubelet pulls the image with. */
   imagePullSecrets?: string[]
-  /** Linux capabilities added to the container (after dropping ALL), e.g. NET_RAW for ICMP checks. */
+  /** Linux capabilities added to the container (after dropping ALL), e.g. NET_RAW; anything but NET_BIND_SERVICE leaves the restricted profile. */
   addCapabilities?: string[]
+  /**
+   * /metrics over HTTPS for callers TokenReview and SubjectAccessReview let in (`secure`, the default), `readers` bound
+   * to the metrics-reader ClusterRole beside the scraper ServiceAccount; `allowedFrom` the NetworkPolicy peers that
+   * reach the metrics port (default every namespace; an empty list: none).
+   */
+  metrics?: {secure: boolean; readers?: readonly RbacSubject[]; allowedFrom?: readonly NetworkPolicyPeer[]}
+  /** Peers that reach the external-dns webhook's port (default: every namespace, as the operator reference has it; an empty list: none). */
+  externalDnsWebhookAllowedFrom?: readonly NetworkPolicyPeer[]
 }
 
 /** The block's default requests and limits (raised for CNPG backup discovery on large clusters). */
@@ -43,49 +81,122 @@ export function operatorManifests(options: ManifestOptions, permissions: readonl
   const {namespace} = options
   const name = OPERATOR_NAME
   const selector = {'app.kubernetes.io/name': name}
-  const labels = {...selector, 'app.kubernetes.io/part-of': 'polycrate', 'app.kubernetes.io/managed-by': 'polycrate-operator-manifests'}
+  const labels = {...selector, 'app.kubernetes.io/part-of': 'polycrate', 'app.kubernetes.io/managed-by': MANAGED_BY}
   const meta = (objectName: string, objectNamespace?: string) => ({name: objectName, ...(objectNamespace ? {namespace: objectNamespace} : {}), labels})
   const metricsLabels = {...labels, 'app.kubernetes.io/component': 'metrics'}
+  const secure = metricsSecure(options)
+  const podSecurity = namespacePodSecurityLabels(podSecurityLevel(options.addCapabilities ?? []))
   const objects: KubeObject[] = [
-    {apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace)},
-    ...rbacObjects(namespace, meta, permissions),
+    {apiVersion: 'v1', kind: 'Namespace', metadata: {...meta(namespace), labels: {...labels, ...podSecurity}}},
+    ...rbacObjects(namespace, meta, secure ? [...permissions, ...METRICS_AUTH_PERMISSIONS] : permissions),
+    ...(secure ? metricsReaderObjects(namespace, meta, options.metrics?.readers ?? []) : []),
     operatorDeployment(options, selector, labels, meta),
+    ...(options.replicas >= 2 ? [podDisruptionBudget(namespace, selector, meta)] : []),
     ...serviceObjects(options, selector, metricsLabels, meta),
   ]
   if (options.dns01) objects.push(...dns01Objects(options, options.dns01, meta))
   if (options.vmServiceScrape) {
+    const endpoint = secure
+      ? {
+        port: 'metrics', path: METRICS_PATH, scheme: 'https',
+        bearerTokenSecret: {name: METRICS_SCRAPER_TOKEN_SECRET, key: 'token'},
+        // The CA install made the serving certificate with; the certificate names the Service, the scrape goes to Pod IPs.
+        tlsConfig: {ca: {secret: {name: METRICS_TLS_SECRET, key: 'ca.crt'}}, serverName: metricsServerName(namespace)},
+      }
+      : {port: 'metrics', path: METRICS_PATH}
     objects.push({
       apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMServiceScrape', metadata: meta(name, namespace),
-      spec: {selector: {matchLabels: metricsLabels}, endpoints: [{port: 'metrics', path: '/metrics'}]},
+      spec: {selector: {matchLabels: metricsLabels}, endpoints: [endpoint]},
     } as KubeObject)
   }
   return objects
 }
 
-/** The ServiceAccount and its rights: a ClusterRole and a Role per namespace, each with its binding. */
-function rbacObjects(namespace: string, meta: Meta, permissions: readonly Permission[]): KubeObject[] {
-  const name = OPERATOR_NAME
-  const subject = {kind: 'ServiceAccount', name, namespace}
-  const roles = roleRules(permissions)
-  const objects: KubeObject[] = [
-    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, namespace), automountServiceAccountToken: true} as KubeObject,
-    {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules: roles.cluster} as KubeObject,
+/** `app.kubernetes.io/managed-by` of every object the manifests make (install finds what an earlier install left by it). */
+export const MANAGED_BY = 'polycrate-operator-manifests'
+
+/** Whether /metrics is served securely (the default). */
+export const metricsSecure = (options: Pick<ManifestOptions, 'metrics'>) => options.metrics?.secure ?? true
+
+/** The name the VMServiceScrape verifies the metrics certificate by (one of its DNS names). */
+export const metricsServerName = (namespace: string) => `${METRICS_SERVICE}.${namespace}.svc`
+
+/** The DNS names of the metrics serving certificate: the metrics Service's, short and long. */
+export function metricsDnsNames(namespace: string): string[] {
+  return [METRICS_SERVICE, `${METRICS_SERVICE}.${namespace}`, metricsServerName(namespace), `${metricsServerName(namespace)}.cluster.local`]
+}
+
+/**
+ * Who may read /metrics: kubebuilder's `metrics-reader` ClusterRole (`get` on the non-resource URL /metrics), bound
+ * to the scraper ServiceAccount the VMServiceScrape uses (its token in a service-account-token Secret the token
+ * controller fills), and by a second binding (METRICS_READERS_BINDING, when there are any) to the `metrics.readers`
+ * of the values (another Prometheus, vmagent in its own namespace, a User or Group): each item a subject as written,
+ * so the binding's subjects are the setting itself (the Helm chart renders it as is).
+ */
+function metricsReaderObjects(namespace: string, meta: Meta, readers: readonly RbacSubject[]): KubeObject[] {
+  const binding = (name: string, subjects: readonly object[]) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(name),
+    roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_ROLE},
+    subjects,
+  }) as KubeObject
+  return [
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(name),
-      roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name}, subjects: [subject],
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(METRICS_READER_ROLE),
+      rules: [{nonResourceURLs: [...METRICS_READER_RULE.nonResourceURLs], verbs: [...METRICS_READER_RULE.verbs]}],
+    } as KubeObject,
+    binding(METRICS_READER_ROLE, [{kind: 'ServiceAccount', name: METRICS_SCRAPER, namespace}]),
+    // The apiserver defaults apiGroup of a User or Group subject.
+    ...(readers.length > 0 ? [binding(METRICS_READERS_BINDING, structuredClone([...readers]))] : []),
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(METRICS_SCRAPER, namespace), automountServiceAccountToken: false} as KubeObject,
+    {
+      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+      metadata: {...meta(METRICS_SCRAPER_TOKEN_SECRET, namespace), annotations: {'kubernetes.io/service-account.name': METRICS_SCRAPER}},
     } as KubeObject,
   ]
-  for (const [roleNamespace, rules] of roles.namespaced) {
-    const where = roleNamespace || namespace
-    objects.push(
-      {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, where), rules} as KubeObject,
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, where),
-        roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name}, subjects: [subject],
-      } as KubeObject,
-    )
-  }
+}
 
+/** With 2 or more replicas: one may be evicted at a time (a drain never takes both); unhealthy ones always may. */
+function podDisruptionBudget(namespace: string, selector: Record<string, string>, meta: Meta): KubeObject {
+  return {
+    apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(OPERATOR_NAME, namespace),
+    spec: {maxUnavailable: 1, selector: {matchLabels: selector}, unhealthyPodEvictionPolicy: 'AlwaysAllow'},
+  } as KubeObject
+}
+
+/**
+ * The ServiceAccount and its rights: the base role (OPERATOR_NAME: what the operator always needs) and a role per
+ * enabled feature (`featureRoleName`), each a ClusterRole and a Role per namespace, each with its binding. One role
+ * per feature, not one merging them: each object depends on one feature's switch (the Helm chart renders it under
+ * that switch), and what a feature holds stays readable by its name.
+ */
+function rbacObjects(namespace: string, meta: Meta, permissions: readonly Permission[]): KubeObject[] {
+  const subject = {kind: 'ServiceAccount', name: OPERATOR_NAME, namespace}
+  const objects: KubeObject[] = [
+    {apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(OPERATOR_NAME, namespace), automountServiceAccountToken: true} as KubeObject,
+  ]
+  for (const [feature, featurePermissions] of permissionsByFeature(permissions)) {
+    const name = feature ? featureRoleName(feature) : OPERATOR_NAME
+    const roles = roleRules(featurePermissions)
+    if (roles.cluster.length > 0 || !feature) {
+      objects.push(
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules: roles.cluster} as KubeObject,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(name),
+          roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name}, subjects: [subject],
+        } as KubeObject,
+      )
+    }
+    for (const [roleNamespace, rules] of roles.namespaced) {
+      const where = roleNamespace || namespace
+      objects.push(
+        {apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, where), rules} as KubeObject,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, where),
+          roleRef: {apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name}, subjects: [subject],
+        } as KubeObject,
+      )
+    }
+  }
   return objects
 }
 
@@ -100,6 +211,11 @@ function operatorDeployment(options: ManifestOptions, selector: Record<string, s
     ...(options.dns01 ? [{name: 'dns01-webhook', containerPort: options.dns01.port, protocol: 'TCP'}] : []),
   ]
   const probe = (path: string, periodSeconds: number) => ({httpGet: {path, port: 'health'}, periodSeconds, timeoutSeconds: 5, failureThreshold: 3})
+  const secure = metricsSecure(options)
+  // With 2 or more replicas: spread over nodes, as far as they allow (one Node still runs them all).
+  const spread = options.replicas >= 2
+    ? {topologySpreadConstraints: [{maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: {matchLabels: selector}, matchLabelKeys: ['pod-template-hash']}]}
+    : {}
   return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta(name, namespace),
     spec: {
@@ -111,7 +227,12 @@ function operatorDeployment(options: ManifestOptions, selector: Record<string, s
           serviceAccountName: name,
           terminationGracePeriodSeconds: TERMINATION_GRACE_PERIOD_SECONDS,
           ...(options.imagePullSecrets?.length ? {imagePullSecrets: options.imagePullSecrets.map((secret) => ({name: secret}))} : {}),
-          securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: 'RuntimeDefault'}},
+          ...spread,
+          securityContext: {
+            runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: 'RuntimeDefault'},
+            // ICMP checks with unprivileged ICMP sockets instead of NET_RAW (allowed by the restricted profile).
+            sysctls: [{...PING_GROUP_RANGE_SYSCTL}],
+          },
           containers: [{
             name: 'operator',
             image: options.image,
@@ -119,6 +240,7 @@ function operatorDeployment(options: ManifestOptions, selector: Record<string, s
             args: [
               'operator', 'run', '--leader-elect', '--log-format', 'json',
               '--metrics-bind-address', `:${options.metricsPort}`, '--health-probe-bind-address', `:${options.healthPort}`,
+              ...(secure ? ['--metrics-secure', '--metrics-cert-dir', METRICS_CERT_DIR] : []),
             ],
             env: [
               {name: 'POD_NAMESPACE', valueFrom: {fieldRef: {fieldPath: 'metadata.namespace'}}},
@@ -136,9 +258,15 @@ function operatorDeployment(options: ManifestOptions, selector: Record<string, s
               readOnlyRootFilesystem: true,
               capabilities: {drop: ['ALL'], ...(options.addCapabilities?.length ? {add: [...options.addCapabilities]} : {})},
             },
-            volumeMounts: [{name: 'tmp', mountPath: '/tmp'}],
+            volumeMounts: [{name: 'tmp', mountPath: '/tmp'}, ...(secure ? [{name: 'metrics-tls', mountPath: METRICS_CERT_DIR, readOnly: true}] : [])],
           }],
-          volumes: [{name: 'tmp', emptyDir: {}}],
+          volumes: [
+            {name: 'tmp', emptyDir: {}},
+            // The process (group 65532 by fsGroup) reads the key; the kubelet swaps renewed files in place (reloaded).
+            // Optional: install makes the Secret, with helm or GitOps cert-manager may (README); until it exists the
+            // operator serves a self-signed certificate it makes at start, and takes the files once they appear.
+            ...(secure ? [{name: 'metrics-tls', secret: {secretName: METRICS_TLS_SECRET, defaultMode: 0o440, optional: true}}] : []),
+          ],
         },
       },
     },
@@ -165,29 +293,40 @@ function serviceObjects(options: ManifestOptions, selector: Record<string, strin
   } as KubeObject)
   // Metrics from every replica (a standby's leader-election gauge and informers count too).
   objects.push({
-    apiVersion: 'v1', kind: 'Service', metadata: {...meta(`${name}-metrics`, namespace), labels: metricsLabels},
+    apiVersion: 'v1', kind: 'Service', metadata: {...meta(METRICS_SERVICE, namespace), labels: metricsLabels},
     spec: {
       type: 'ClusterIP',
       selector,
-      ports: [{name: 'metrics', port: options.metricsPort, targetPort: 'metrics', protocol: 'TCP'}],
+      ports: [{name: 'metrics', port: options.metricsPort, targetPort: 'metrics', protocol: 'TCP', appProtocol: metricsSecure(options) ? 'https' : 'http'}],
     },
   } as KubeObject)
-  objects.push({
-    apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta(name, namespace),
+  objects.push(networkPolicy(options, selector, meta))
+  return objects
+}
+
+/**
+ * The ingress the operator's Pods accept: the external-dns webhook from `externalDnsWebhookAllowedFrom` (the operator
+ * reference: the whole cluster, no coupling to external-dns' labels), /metrics from `metrics.allowedFrom` (every
+ * namespace by default), the probe port from the cluster (the kubelet's probes come from the node, which a
+ * NetworkPolicy never blocks), and the DNS01 webhook from anywhere (kube-apiserver's aggregator may run outside every
+ * Pod network). A port whose list is empty gets no rule: nothing reaches it (`from: []` would let everything in).
+ */
+function networkPolicy(options: ManifestOptions, selector: Record<string, string>, meta: Meta): KubeObject {
+  const rule = (peers: readonly NetworkPolicyPeer[], port: number) =>
+    (peers.length > 0 ? [{from: structuredClone([...peers]), ports: [{port, protocol: 'TCP'}]}] : [])
+  return {
+    apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta(OPERATOR_NAME, options.namespace),
     spec: {
       podSelector: {matchLabels: selector},
       policyTypes: ['Ingress'],
       ingress: [
-        // The operator reference: the external-dns webhook is open to the whole cluster (no coupling to external-dns' labels).
-        {from: [{namespaceSelector: {}}], ports: [{port: options.externalDnsWebhookPort, protocol: 'TCP'}]},
-        // Metrics scrapers and probes from inside the cluster.
-        {from: [{namespaceSelector: {}}], ports: [{port: options.metricsPort, protocol: 'TCP'}, {port: options.healthPort, protocol: 'TCP'}]},
-        // The kube-apiserver's aggregator calls the DNS01 webhook; it may run outside every pod network.
+        ...rule(options.externalDnsWebhookAllowedFrom ?? EVERY_NAMESPACE, options.externalDnsWebhookPort),
+        ...rule(options.metrics?.allowedFrom ?? EVERY_NAMESPACE, options.metricsPort),
+        ...rule(EVERY_NAMESPACE, options.healthPort),
         ...(options.dns01 ? [{ports: [{port: options.dns01.port, protocol: 'TCP'}]}] : []),
       ],
     },
-  } as KubeObject)
-  return objects
+  } as KubeObject
 }
 
 type Meta = (name: string, namespace?: string) => {name: string; namespace?: string; labels: Record<string, string>}

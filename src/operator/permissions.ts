@@ -24,6 +24,11 @@ export interface Permission {
    */
   names?: readonly string[]
   watchesByName?: boolean
+  /**
+   * The feature that needs it (set by `operatorPermissions`): the manifests give each feature a ClusterRole and Roles
+   * of its own (`featureRoleName`), so each RBAC object depends on one feature's switch; none: the base role.
+   */
+  feature?: string
 }
 
 export const READ: readonly Verb[] = ['get', 'list', 'watch']
@@ -84,6 +89,16 @@ export interface Roles {
   cluster: PolicyRule[]
   /** A Role's rules per namespace ('' = the operator's namespace). */
   namespaced: Map<string, PolicyRule[]>
+}
+
+/** The permissions per role (pure): '' (the base role: core, metrics reviews) first, then each feature's, in order. */
+export function permissionsByFeature(permissions: readonly Permission[]): Map<string, Permission[]> {
+  const byFeature = new Map<string, Permission[]>([['', []]])
+  for (const permission of permissions) {
+    const feature = permission.feature ?? ''
+    byFeature.set(feature, [...(byFeature.get(feature) ?? []), permission])
+  }
+  return byFeature
 }
 
 /** The cluster-wide and the per-namespace rules of a set of permissions (pure). */

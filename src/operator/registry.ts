@@ -1,54 +1,55 @@
-import {createApiSyncFeature} from './agent/api-sync-feature.js'
+/**
+ * What the operator runs: the kinds (each `kinds/<kind>/index.ts` lists its own features) and the features of the
+ * engines that are no kind (API sync, cloud, DNS webhooks, monitoring), in the order the OperatorConfig status shows
+ * them. Adding a kind is one line here.
+ */
 import type {ApiSession} from './agent/api-session.js'
-import {EndpointDiscoveryReconciler} from './kinds/endpoint/discovery.js'
-import {BackupDiscoveryReconciler} from './kinds/backup/discovery.js'
-import {CertificateDiscoveryReconciler} from './kinds/certificate/discovery.js'
-import {HostDiscoveryReconciler} from './kinds/host/discovery.js'
-import {K8sVolumeDiscoveryReconciler} from './kinds/volume/discovery.js'
-import {Dns01Webhook} from './dns/dns01-webhook.js'
-import {ExternalDnsWebhook} from './dns/external-dns-webhook.js'
-import {ArtifactDiscoveryReconciler} from './kinds/artifact/discovery.js'
-import {K8sAppDiscoveryReconciler} from './kinds/k8sapp/discovery.js'
-import type {Feature} from './runtime/feature.js'
+import {createApiSyncFeature} from './agent/api-sync-feature.js'
 import {CloudNodeController} from './cloud/cloud-node-feature.js'
 import {ServiceLoadBalancerController} from './cloud/service-load-balancer-feature.js'
+import type {OperatorConfig} from './config/operator-config.js'
+import {Dns01Webhook} from './dns/dns01-webhook.js'
+import {ExternalDnsWebhook} from './dns/external-dns-webhook.js'
+import * as artifact from './kinds/artifact/index.js'
+import * as backup from './kinds/backup/index.js'
+import * as certificate from './kinds/certificate/index.js'
+import * as endpoint from './kinds/endpoint/index.js'
+import * as host from './kinds/host/index.js'
+import * as k8sapp from './kinds/k8sapp/index.js'
+import * as k8scluster from './kinds/k8scluster/index.js'
+import * as k8svolume from './kinds/k8svolume/index.js'
+import * as s3bucket from './kinds/s3bucket/index.js'
 import {createMonitoringFeature} from './monitoring/monitoring-feature.js'
-import {BackupController, BackupScheduleController} from './kinds/backup/sync.js'
-import {CertificateController} from './kinds/certificate/sync.js'
-import {EndpointController} from './kinds/endpoint/sync.js'
-import {HostController} from './kinds/host/sync.js'
-import {K8sVolumeController} from './kinds/volume/sync.js'
-import {K8sClusterReconciler} from './kinds/k8scluster/reconciler.js'
-import {S3BucketReconciler} from './kinds/s3bucket/reconciler.js'
-import {K8sAppPodStatusController} from './kinds/k8sapp/pod-status.js'
-import {K8sAppController, K8sAppEndpointLinker} from './kinds/k8sapp/sync.js'
+import type {Feature} from './runtime/feature.js'
+
+/** A part of the operator: a kind's `index.ts`, or one of the engine features below. */
+interface Part {
+  features(session: ApiSession): readonly Feature<OperatorConfig>[]
+}
+
+const apiSync: Part = {features: (session) => [createApiSyncFeature(session)]}
+const cloud: Part = {features: (session) => [CloudNodeController(session), ServiceLoadBalancerController(session)]}
+const dnsWebhooks: Part = {features: (session) => [ExternalDnsWebhook(session), Dns01Webhook(session)]}
+const monitoring: Part = {features: (session) => [createMonitoringFeature(session)]}
+
+/** In the order of the OperatorConfig status. */
+const parts: readonly Part[] = [
+  apiSync,
+  endpoint,
+  host,
+  k8svolume,
+  backup,
+  certificate,
+  cloud,
+  k8scluster,
+  s3bucket,
+  dnsWebhooks,
+  monitoring,
+  k8sapp,
+  artifact,
+]
 
 /** Every feature the operator runs, in the order they appear in the OperatorConfig status. */
-export function defaultFeatures(session: ApiSession): readonly Feature[] {
-  return [
-    createApiSyncFeature(session),
-    EndpointDiscoveryReconciler,
-    EndpointController(session),
-    HostDiscoveryReconciler,
-    HostController(session),
-    K8sVolumeDiscoveryReconciler,
-    K8sVolumeController(session),
-    ...BackupDiscoveryReconciler,
-    BackupController(session),
-    BackupScheduleController(session),
-    CertificateDiscoveryReconciler,
-    CertificateController(session),
-    CloudNodeController(session),
-    ServiceLoadBalancerController(session),
-    K8sClusterReconciler(session),
-    S3BucketReconciler(session),
-    ExternalDnsWebhook(session),
-    Dns01Webhook(session),
-    createMonitoringFeature(session),
-    K8sAppDiscoveryReconciler,
-    K8sAppController(session),
-    K8sAppPodStatusController(session),
-    K8sAppEndpointLinker(),
-    ArtifactDiscoveryReconciler,
-  ]
+export function defaultFeatures(session: ApiSession): readonly Feature<OperatorConfig>[] {
+  return parts.flatMap((part) => part.features(session))
 }

@@ -34,4 +34,13 @@ describe('bin/dev.js runs the TypeScript sources without a build', function () {
     const {stdout} = await run(process.execPath, ['--import', 'tsx', path.join(clone, 'bin/dev.js'), 'operator', 'crds', '--kind', 'ep'], {cwd: clone, env: {...process.env, NODE_OPTIONS: ''}})
     assert.match(stdout, /name: endpoints\.polycrate\.io/)
   })
+  it('errors like bin/run.js: an unknown command and a flag error are one line, without a stack trace', async () => {
+    for (const args of [['operator', 'statsu'], ['operator', 'manifests', '--namespace', 'Bad_NS']]) {
+      const failed = await run(process.execPath, [path.join(clone, 'bin/dev.js'), ...args], {cwd: clone, env: {...process.env, NODE_OPTIONS: '', DEBUG: ''}})
+        .then(() => assert.fail(`${args.join(' ')} succeeded`), (error: {code: number; stderr: string}) => error)
+      assert.notEqual(failed.code, 0)
+      assert.match(failed.stderr, /Error: /)
+      assert.doesNotMatch(failed.stderr, /\n\s+at /, `no stack trace for ${args.join(' ')}`)
+    }
+  })
 })

@@ -4,6 +4,7 @@ import {spawn} from 'node:child_process'
 import {createServer, type Server} from 'node:http'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
+import yaml from 'js-yaml'
 import {assertBuilt, runCli, words, type CliRun} from '../support/cli-process.js'
 import {freePort} from '../support/control-plane.js'
 
@@ -45,6 +46,18 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
       assert.match((await both(['operator', 'crds'], {fast: true, status: 0})).stdout, /^---\napiVersion: apiextensions\.k8s\.io\/v1\n/)
       const {stdout} = await both(['operator', 'crds', '--kind=opcfg', '--json'], {fast: true, status: 0})
       assert.equal((JSON.parse(stdout) as {items: Array<{spec: {names: {kind: string}}}>}).items[0]!.spec.names.kind, 'OperatorConfig')
+    })
+
+    it('-o: yaml is the CRDs\' YAML; json and --list -o yaml|json are the document --json prints', async () => {
+      const text = (await both(['operator', 'crds', '--kind', 'ep'], {fast: true, status: 0})).stdout
+      assert.equal((await both(['operator', 'crds', '--kind', 'ep', '-o', 'yaml'], {fast: true, status: 0})).stdout, text)
+      const json = (await both(['operator', 'crds', '--kind', 'ep', '--json'], {fast: true, status: 0})).stdout
+      assert.equal((await both(['operator', 'crds', '--kind', 'ep', '-o', 'json'], {fast: true, status: 0})).stdout, json)
+      const rows = JSON.parse((await both(['operator', 'crds', '--list', '-o', 'json'], {fast: true, status: 0})).stdout) as unknown[]
+      const {stdout} = await both(['operator', 'crds', '--list', '-o', 'yaml'], {fast: true, status: 0})
+      assert.deepEqual(yaml.load(stdout), rows)
+      const failed = await both(['operator', 'crds', '--list', '--kind', 'Pod', '-o', 'yaml'], {fast: true, status: 2})
+      assert.equal((yaml.load(failed.stdout) as {error: {oclif: {exit: number}}}).error.oclif.exit, 2)
     })
 
     it('--output-dir writes the same files and prints their paths', async () => {
@@ -135,6 +148,9 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
       assert.match(stdout, /readiness {2}failed: \[-\]caches failed: informers not synced\n {21}\[-\]leader failed: not leader yet\n$/)
       const json = await both(['operator', 'health', '--url', url, '--json'], {fast: true, status: 1})
       assert.equal((JSON.parse(json.stdout) as {healthy: boolean}).healthy, false)
+      const asYaml = await both(['operator', 'health', '--url', url, '-o', 'yaml'], {fast: true, status: 1})
+      assert.deepEqual(yaml.load(asYaml.stdout), JSON.parse(json.stdout))
+      assert.equal((await both(['operator', 'health', '--url', url, '-o', 'json'], {fast: true, status: 1})).stdout, json.stdout)
     })
 
     it('a URL that is not a health endpoint (404): exit 1', async () => {
@@ -204,7 +220,8 @@ describe('the CLI fast path (bin/run.js): the same output as oclif, without load
         const run = await runCli(['operator', 'run', ...args], {fastPath: true})
         assert.equal(run.loadedOclif, true)
         assert.doesNotMatch(run.stdout + run.stderr, /starting polycrate operator/)
-        assert.equal(run.status, args[0] === '--help' ? 0 : 2)
+        // An extra word is a command that does not exist (@oclif/plugin-not-found: exit 127, as a shell's).
+        assert.equal(run.status, args[0] === '--help' ? 0 : args[0] === 'extra' ? 127 : 2)
       })
     }
   })

@@ -27,6 +27,8 @@ describe('polycrate operator install / uninstall (without a cluster)', () => {
   })
 
   for (const command of ['install', 'uninstall']) {
+    // uninstall asks first on a terminal and refuses without one: --yes, to reach the cluster.
+    const yes = command === 'uninstall' ? ['--yes'] : []
     it(`${command}: invalid values exit 2 with every problem, before any cluster is contacted`, async () => {
       const values = path.join(dir, `${command}-bad.yaml`)
       await writeFile(values, 'namespace: ops\ndeployment:\n  replica: 2\noperator_config:\n  agent: {enabled: "yes"}\n')
@@ -37,7 +39,7 @@ describe('polycrate operator install / uninstall (without a cluster)', () => {
     })
 
     it(`${command}: a missing kubeconfig says so, exit 1`, async () => {
-      const {error} = await runCommand(['operator', command, '--kubeconfig', path.join(dir, 'nope.yaml')])
+      const {error} = await runCommand(['operator', command, '--kubeconfig', path.join(dir, 'nope.yaml'), ...yes])
       assert.equal(error?.oclif?.exit, 1)
       assert.match(error!.message, /nope\.yaml does not exist: check the --kubeconfig path/)
     })
@@ -45,14 +47,14 @@ describe('polycrate operator install / uninstall (without a cluster)', () => {
     it(`${command}: an unreachable server says which, exit 1`, async () => {
       const port = await freePort()
       const file = await writeKubeconfig(path.join(dir, `${command}-down.yaml`), `https://127.0.0.1:${port}`, 't')
-      const {error} = await runCommand(['operator', command, '--kubeconfig', file])
+      const {error} = await runCommand(['operator', command, '--kubeconfig', file, ...yes])
       assert.equal(error?.oclif?.exit, 1)
       assert.match(error!.message, new RegExp(`Cannot reach the Kubernetes API server at https://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`))
     })
 
     it(`${command}: 403 says to use an identity with cluster-admin rights, exit 1`, async () => {
       const file = await writeKubeconfig(path.join(dir, `${command}-403.yaml`), forbiddenUrl, 't')
-      const {error} = await runCommand(['operator', command, '--kubeconfig', file])
+      const {error} = await runCommand(['operator', command, '--kubeconfig', file, ...yes])
       assert.equal(error?.oclif?.exit, 1)
       assert.match(error!.message, new RegExp(`Forbidden \\(403\\): your identity may not ${command} the operator .*cluster-admin`))
     })

@@ -6,16 +6,27 @@ import {runCommand} from '@oclif/test'
 import yaml from 'js-yaml'
 
 type Container = {image: string}
-type Obj = {apiVersion: string; kind: string; metadata: {name: string; namespace?: string}; spec?: {template?: {spec: {containers: Container[]}}}; rules?: unknown[]}
+type Obj = {apiVersion: string; kind: string; metadata: {name: string; namespace?: string; labels?: Record<string, string>}; spec?: {template?: {spec: {containers: Container[]}}}; rules?: unknown[]}
 
 describe('polycrate operator manifests', () => {
-  it('prints Namespace, ServiceAccount, RBAC, Deployment, Services and NetworkPolicy as multi-document YAML', async () => {
-    const {stdout, error} = await runCommand(['operator', 'manifests', '--namespace', 'ops', '--image', 'registry.example.com/op:1'])
+  it('prints Namespace, ServiceAccount, RBAC, Deployment, Services and NetworkPolicy as multi-document YAML; says on stderr that the webhook is open', async () => {
+    const {stdout, stderr, error} = await runCommand(['operator', 'manifests', '--namespace', 'ops', '--image', 'registry.example.com/op:1'])
     assert.equal(error, undefined)
     const objects = yaml.loadAll(stdout).filter(Boolean) as Obj[]
-    assert.deepEqual(objects.map((o) => o.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service', 'Service', 'NetworkPolicy'])
-    // The second Role: the DNS01 webhook reads the front-proxy CA ConfigMap in kube-system.
-    assert.deepEqual(objects.filter((o) => o.kind === 'Role').map((o) => o.metadata.namespace), ['ops', 'kube-system'])
+    // The base role, then one ClusterRole per feature the defaults enable; no metrics certificate (the operator makes one).
+    const features = ['endpoint-discovery', 'host-discovery', 'volume-discovery', 'velero-backup-discovery', 'velero-schedule-discovery', 'cnpg-backup-discovery',
+      'cnpg-schedule-discovery', 'certificate-discovery', 'k8s-cluster', 's3-bucket-provisioning', 'k8sapp-discovery', 'artifact-discovery']
+    assert.deepEqual(objects.map((o) => `${o.kind} ${o.metadata.name}`), [
+      'Namespace ops',
+      'ServiceAccount polycrate-operator', 'ClusterRole polycrate-operator', 'ClusterRoleBinding polycrate-operator', 'Role polycrate-operator', 'RoleBinding polycrate-operator',
+      ...features.flatMap((feature) => [`ClusterRole polycrate-operator:${feature}`, `ClusterRoleBinding polycrate-operator:${feature}`]),
+      'ClusterRole polycrate-operator-metrics-reader', 'ClusterRoleBinding polycrate-operator-metrics-reader', 'ServiceAccount polycrate-operator-metrics-scraper', 'Secret polycrate-operator-metrics-scraper-token',
+      'Deployment polycrate-operator', 'Service polycrate-operator', 'Service polycrate-operator-metrics', 'NetworkPolicy polycrate-operator',
+    ])
+    // The RBAC of the features the defaults enable: the DNS01 webhook is off, so no Role in kube-system.
+    assert.deepEqual(objects.filter((o) => o.kind === 'Role').map((o) => o.metadata.namespace), ['ops'])
+    assert.match(stderr, /^Warning: The external-dns webhook in ops \(port 8888\) accepts calls from every namespace/m)
+    assert.doesNotMatch(stderr, /holds the Secret/, 'no private key in the output')
     for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind))) assert.equal(o.metadata.namespace, 'ops', o.kind)
     assert.equal(objects.find((o) => o.kind === 'Deployment')!.spec!.template!.spec.containers[0]!.image, 'registry.example.com/op:1')
   })
@@ -38,7 +49,30 @@ describe('polycrate operator manifests', () => {
     assert.match(deployment.spec.template!.spec.containers[0]!.image, /^cargo\.ayedo\.cloud\/library\/polycrate:\d+\.\d+\.\d+/)
     assert.equal(deployment.spec.replicas, 1)
     assert.deepEqual(items.find((o) => o.kind === 'Service' && o.metadata.name === 'polycrate-operator')!.spec.selector, {'app.kubernetes.io/name': 'polycrate-operator'})
-    assert.equal(items.some((o) => o.kind === 'OperatorConfig' || o.kind === 'Secret'), false, 'without --values: no OperatorConfig, no Secrets')
+    assert.equal(items.some((o) => o.kind === 'OperatorConfig'), false, 'without --values: no OperatorConfig')
+    assert.deepEqual(items.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name), ['polycrate-operator-metrics-scraper-token'], 'no credentials, no certificate')
+  })
+
+  it('--all-features: the RBAC of every feature (the DNS01 webhook\'s Role in kube-system too), more rules than the defaults\'', async () => {
+    // The operator's roles: those bound to its ServiceAccount (not the metrics reader, not cert-manager's solver role).
+    const rules = async (args: string[]) => {
+      const {stdout} = await runCommand(['operator', 'manifests', '-o', 'json', ...args])
+      const items = (JSON.parse(stdout) as {items: Array<Obj & {roleRef?: {kind: string; name: string}; subjects?: Array<{kind: string; name: string}>}>}).items
+      const bound = new Set(items.filter((o) => o.subjects?.some((subject) => subject.kind === 'ServiceAccount' && subject.name === 'polycrate-operator'))
+        .map((o) => `${o.roleRef!.kind} ${o.roleRef!.kind === 'Role' ? o.metadata.namespace : ''} ${o.roleRef!.name}`))
+      const roles = items.filter((o) => ['ClusterRole', 'Role'].includes(o.kind) && bound.has(`${o.kind} ${o.kind === 'Role' ? o.metadata.namespace : ''} ${o.metadata.name}`))
+      return {roles: roles.map((o) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`), count: roles.reduce((sum, o) => sum + o.rules!.length, 0)}
+    }
+    const [defaults, all] = [await rules([]), await rules(['--all-features'])]
+    assert.equal(defaults.roles.length, 14, defaults.roles.join(', '))
+    assert.ok(!defaults.roles.some((role) => role.startsWith('Role kube-system/')), 'the DNS01 webhook is off: no Role in kube-system')
+    assert.equal(all.roles.length, 31, all.roles.join(', '))
+    for (const role of ['ClusterRole polycrate-operator', 'Role polycrate/polycrate-operator', 'ClusterRole polycrate-operator:cloud-node', 'Role kube-system/polycrate-operator:dns01-webhook']) assert.ok(all.roles.includes(role), role)
+    assert.ok(defaults.roles.every((role) => all.roles.includes(role)))
+    assert.ok(all.count > defaults.count, `${all.count} > ${defaults.count}`)
+    // --dns01-webhook grants what the webhook needs, without --all-features.
+    const dns01 = await rules(['--dns01-webhook'])
+    assert.deepEqual(dns01.roles.filter((role) => !defaults.roles.includes(role)), ['Role polycrate/polycrate-operator:dns01-webhook', 'Role kube-system/polycrate-operator:dns01-webhook'])
   })
 
   describe('--values', () => {
@@ -67,7 +101,7 @@ describe('polycrate operator manifests', () => {
       const objects = yaml.loadAll(stdout).filter(Boolean) as Array<Obj & {spec?: unknown; data?: Record<string, string>}>
       const kinds = objects.map((o) => o.kind)
       assert.deepEqual([kinds[0], kinds[1], kinds.at(-2), kinds.at(-1)], ['Namespace', 'Secret', 'OperatorConfig', 'VMServiceScrape'])
-      const secret = objects.find((o) => o.kind === 'Secret')!
+      const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'polycrate-api-token')!
       assert.equal(Buffer.from(secret.data!.token!, 'base64').toString(), 'tok-very-secret')
       assert.ok(!JSON.stringify(objects.find((o) => o.kind === 'OperatorConfig')).includes('tok-very-secret'))
       const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {spec: {replicas: number; template: {spec: {containers: Array<{image: string; securityContext: {capabilities: unknown}}>}}}}
@@ -75,6 +109,8 @@ describe('polycrate operator manifests', () => {
       assert.equal(deployment.spec.template.spec.containers[0]!.image, 'cargo.ayedo.cloud/library/polycrate:2.0.0')
       assert.deepEqual(deployment.spec.template.spec.containers[0]!.securityContext.capabilities, {drop: ['ALL'], add: ['NET_RAW']})
       assert.match(stderr, /holds the Secret polycrate-api-token with credentials/)
+      assert.match(stderr, /^Warning: security\.add_capabilities \(NET_RAW\) takes the operator's Pod out of the restricted Pod Security profile/m)
+      assert.equal(objects[0]!.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged')
       assert.ok(!stderr.includes('tok-very-secret'))
       for (const o of objects.filter((o) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind) && o.metadata.namespace !== 'kube-system')) assert.equal(o.metadata.namespace, 'ops', o.kind)
 
@@ -112,6 +148,16 @@ describe('polycrate operator manifests', () => {
       const {stdout: flagsOnly} = await runCommand(['operator', 'manifests', '--vm-rule', '--dashboard', '-o', 'json'])
       const items = (JSON.parse(flagsOnly) as {items: Obj[]}).items
       assert.deepEqual(items.slice(-2).map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`), ['VMRule polycrate/polycrate-operator', 'ConfigMap polycrate/polycrate-operator-dashboard'])
+    })
+
+    it('external_dns_webhook.allowed_from narrows the webhook\'s rule and silences the warning', async () => {
+      const values = path.join(dir, 'narrow.yaml')
+      await writeFile(values, 'config:\n  external_dns_webhook:\n    allowed_from:\n      - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: external-dns}}\n')
+      const {stdout, stderr, error} = await runCommand(['operator', 'manifests', '--values', values, '-o', 'json'])
+      assert.equal(error, undefined)
+      const policy = (JSON.parse(stdout) as {items: Array<Obj & {spec: {ingress: Array<{from?: unknown[]; ports: Array<{port: number}>}>}}>}).items.find((o) => o.kind === 'NetworkPolicy')!
+      assert.deepEqual(policy.spec.ingress.find((rule) => rule.ports[0]!.port === 8888)!.from, [{namespaceSelector: {matchLabels: {'kubernetes.io/metadata.name': 'external-dns'}}}])
+      assert.doesNotMatch(stderr, /Warning/)
     })
 
     it('an unknown key exits 2 and names the nearest valid key', async () => {

@@ -4,6 +4,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {runCommand} from '@oclif/test'
+import yaml from 'js-yaml'
 import type {StatusReport} from '../../src/cli/status-view.js'
 import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
@@ -28,12 +29,20 @@ describe('polycrate operator status (without a cluster)', () => {
     assert.equal(stdout, '')
   })
 
-  it('unreachable with -o json: still exit 1, nothing on stdout', async () => {
+  it('unreachable with -o json / -o yaml: exit 1, the error document as --json prints it', async () => {
     const port = await freePort()
     const file = await writeKubeconfig(path.join(dir, 'down-json.yaml'), `https://127.0.0.1:${port}`, 't')
-    const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', file, '-o', 'json'])
+    const message = `Cannot reach the Kubernetes API server at https://127.0.0.1:${port} (ECONNREFUSED): ` +
+      'check that the cluster is running and that the kubeconfig points at the right server.'
+    const expected = {error: {name: 'Error', message, oclif: {exit: 1}}}
+    for (const args of [['-o', 'json'], ['--json']]) {
+      const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', file, ...args])
+      assert.equal(error?.oclif?.exit, 1)
+      assert.deepEqual(JSON.parse(stdout), expected)
+    }
+    const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', file, '-o', 'yaml'])
     assert.equal(error?.oclif?.exit, 1)
-    assert.equal(stdout, '')
+    assert.deepEqual(yaml.load(stdout), expected)
   })
 
   it('a missing --kubeconfig file gives one line saying so, exit 1', async () => {
@@ -57,6 +66,7 @@ describe('polycrate operator status (without a cluster)', () => {
   describe('against an API server without (some of) the CRDs', () => {
     /** Plurals whose list answers 404 ('*': all); the others answer their objects below, none for other kinds. */
     let missing = new Set<string>()
+    let notKubernetes = false
     const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString()
     const completedAt = hoursAgo(26)
     const objects: Record<string, unknown[]> = {
@@ -79,6 +89,10 @@ describe('polycrate operator status (without a cluster)', () => {
       server = http.createServer((request, response) => {
         const plural = new URL(request.url ?? '/', 'http://x').pathname.split('/').pop() ?? ''
         response.setHeader('Content-Type', 'application/json')
+        if (plural === 'version') {
+          response.end(JSON.stringify(notKubernetes ? {hello: 'world'} : {major: '1', minor: '35', gitVersion: 'v1.35.4'}))
+          return
+        }
         if (missing.has('*') || missing.has(plural)) {
           response.statusCode = 404
           response.end(JSON.stringify({kind: 'Status', status: 'Failure', reason: 'NotFound', message: 'the server could not find the requested resource', code: 404}))
@@ -103,14 +117,28 @@ describe('polycrate operator status (without a cluster)', () => {
       assert.equal(stdout, '')
     })
 
-    it('some CRDs missing: the rest is listed, a warning on stderr names the missing kinds', async () => {
+    it('a server that is not Kubernetes (404 everywhere, /version not Kubernetes\') is named as such, not "CRDs missing"', async () => {
+      missing = new Set(['*'])
+      notKubernetes = true
+      try {
+        const {error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig])
+        assert.equal(error?.oclif?.exit, 1)
+        assert.match(error!.message, /^The server at http:\/\/127\.0\.0\.1:\d+ does not answer \/version like a Kubernetes API server \(its answer has no major, minor, gitVersion\): check the server of the kubeconfig's context/)
+      } finally {
+        notKubernetes = false
+      }
+    })
+
+    it('some CRDs missing: the rest is listed, a warning on stderr names the missing kinds; nothing runs: exit 1 after printing it all', async () => {
       missing = new Set(['artifacts', 'organizations'])
       const {stdout, stderr, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig])
-      assert.equal(error, undefined, error?.message)
+      assert.equal(error?.oclif?.exit, 1, 'nothing runs')
       assert.equal(stderr,
         'Warning: The CRDs of Artifact, Organization are not installed in this cluster, so they are left out: ' +
         'run `polycrate operator install-crds`.\n')
-      assert.match(stdout, /^No OperatorConfig found: the operator runs with the defaults \(create polycrate\/default to configure it\)\.$/m)
+      assert.match(stdout, /^ {2}State: +NOTHING RUNS: no Deployment, Pod or lease of the operator in namespace polycrate$/m)
+      assert.match(stdout, /^No OperatorConfig found \(and no operator runs: see above\)\./m)
+      assert.doesNotMatch(stdout, /runs with the defaults/)
       assert.match(stdout,
         /^Endpoints\n---------\n {2}NAMESPACE +NAME +HOST +PORT +PATH +PHASE +SYNC +API ID +AGE\n {2}prod +app-example-com +app\.example\.com +443 +\/healthz +Synced +synced +ep-1 +2h$/m)
       assert.doesNotMatch(stdout, /^Artifacts$/m)
@@ -119,7 +147,7 @@ describe('polycrate operator status (without a cluster)', () => {
     it('each kind\'s table has its kubectl get columns: Certificate, Backup (Completed as an age), the cluster-scoped Artifact', async () => {
       missing = new Set()
       const {stdout, stderr, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig])
-      assert.equal(error, undefined, error?.message)
+      assert.equal(error?.oclif?.exit, 1, 'nothing runs')
       assert.equal(stderr, '')
       assert.match(stdout,
         /^Certificates\n-+\n {2}NAMESPACE +NAME +ISSUER +READY +STATUS +PHASE +SYNC +API ID +AGE\n {2}prod +app-tls +letsencrypt +true +ready +Synced +synced +cert-1 +3h$/m)
@@ -132,8 +160,9 @@ describe('polycrate operator status (without a cluster)', () => {
     it('-o json carries each row\'s columns: raw values by printer column name, the date as its timestamp', async () => {
       missing = new Set()
       const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig, '-o', 'json'])
-      assert.equal(error, undefined, error?.message)
+      assert.equal(error?.oclif?.exit, 1, 'nothing runs: the document, then exit 1')
       const report = JSON.parse(stdout) as StatusReport
+      assert.equal(report.operator?.running, false)
       const columns = Object.fromEntries(report.resources.map((row) => [row.kind, row.columns]))
       assert.deepEqual(columns, {
         Endpoint: {Host: 'app.example.com', Port: '443', Path: '/healthz'},

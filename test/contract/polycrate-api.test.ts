@@ -12,6 +12,7 @@ import {
   ApiConflictError,
   ApiNetworkError,
   ApiNotFoundError,
+  ApiServerError,
   ApiValidationError,
   PolycrateApiClient,
   refId,
@@ -587,12 +588,25 @@ describe('Polycrate API contract: client ↔ simulator', function () {
       // Enough attempts that 0.5^n is negligible; tiny delays keep the test fast.
       const c = clientFor(t.agentToken, {registry, retry: {maxAttempts: 25, baseDelayMs: 1, maxDelayMs: 5}})
       sim.faults.set({errorRate: 0.3, rateLimitRate: 0.2, retryAfterSeconds: 0, dropRate: 0.05, errorStatuses: [500, 502, 503, 504], random: seeded(20260106)})
+      // A create whose answer leaves open whether it was applied (500, 502, 504, a dropped connection) is not resent
+      // by the client; the reconcile fails and its work queue runs it again, through adoptOrCreate's lookup first.
+      let redone = 0
+      const reconcile = async <T>(attempt: () => Promise<T>): Promise<T> => {
+        for (let run = 1; ; run++) {
+          try {
+            return await attempt()
+          } catch (error) {
+            if (!(error instanceof ApiServerError || error instanceof ApiNetworkError) || run === 20) throw error
+            redone++
+          }
+        }
+      }
 
       const clusterResults = []
       // Several reconciles, two racing at a time, as if the status write after each create had been lost.
       for (let round = 0; round < 4; round++) {
-        clusterResults.push(...(await Promise.all([0, 1].map(() =>
-          adoptOrCreate(c.k8sClusters, {lookup: {workspaces: t.ws.id}, body: {name: 'faulty-cluster', kind: 'generic'}, conflictLookupDelayMs: 5})))))
+        clusterResults.push(...(await Promise.all([0, 1].map(() => reconcile(() =>
+          adoptOrCreate(c.k8sClusters, {lookup: {workspaces: t.ws.id}, body: {name: 'faulty-cluster', kind: 'generic'}, conflictLookupDelayMs: 5}))))))
       }
       const clusterIds = new Set(clusterResults.map((r) => r.object.id))
       assert.equal(clusterIds.size, 1, 'every call got the same cluster')
@@ -600,8 +614,8 @@ describe('Polycrate API contract: client ↔ simulator', function () {
       const clusterId = [...clusterIds][0] ?? ''
 
       const appNames = ['polycrate-operator', 'shop', 'cert-manager']
-      const appResults = await Promise.all(appNames.flatMap((name) => [0, 1, 2].map(() =>
-        adoptOrCreate(c.k8sApps, {lookup: {name_exact: name, k8s_cluster: clusterId}, body: {name, k8s_cluster: clusterId, namespace: name}, conflictLookupDelayMs: 5}))))
+      const appResults = await Promise.all(appNames.flatMap((name) => [0, 1, 2].map(() => reconcile(() =>
+        adoptOrCreate(c.k8sApps, {lookup: {name_exact: name, k8s_cluster: clusterId}, body: {name, k8s_cluster: clusterId, namespace: name}, conflictLookupDelayMs: 5})))))
       sim.faults.clear()
 
       const clusters = sim.list('kubernetes/clusters').filter((o) => idOf(o.workspace) === t.ws.id && o.is_deleted !== true)
@@ -620,6 +634,7 @@ describe('Polycrate API contract: client ↔ simulator', function () {
       const total = [...byCode.values()].reduce((sum, n) => sum + n, 0)
       assert.ok(byCode.get('429'), 'saw 429s')
       assert.ok(failed / total > 0.25, `failed share ${failed}/${total}`)
+      assert.ok(redone > 0, 'some creates ended without knowing whether they were applied, and were redone by the reconcile')
     })
   })
 })

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {operatorVersion} from '../../src/version.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
-import {configRef} from '../support/helpers.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {configRef, eventually} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 const secretRef = (namespace: string, name?: string) => ({group: '', version: 'v1', plural: 'secrets', namespace, name})

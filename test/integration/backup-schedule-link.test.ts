@@ -9,7 +9,7 @@ import type {KubeObject, ResourceRef} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 import {upstreamCrd} from '../support/upstream-crds.js'
 
 const crdFiles = ['velero.io_backups.yaml', 'velero.io_schedules.yaml', 'postgresql.cnpg.io_backups.yaml', 'postgresql.cnpg.io_scheduledbackups.yaml']

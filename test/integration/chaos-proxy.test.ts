@@ -14,6 +14,7 @@ import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {startKubeFaultProxy, type KubeFaultProxy} from '../support/chaos/kube-proxy.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
+import {eventually} from '../support/helpers.js'
 
 const configMaps = (namespace: string, name?: string) => ({group: '', version: 'v1', plural: 'configmaps', namespace, name})
 type List = {metadata: {resourceVersion: string}; items: KubeObject[]}
@@ -110,9 +111,7 @@ describe('chaos kube fault proxy (real apiserver)', function () {
     })
     const created = Date.now()
     await admin.create(configMaps(namespace), cm('watched'))
-    for (let i = 0; i < 100 && !lines.some((l) => l.line.includes('"watched"')); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-    const event = lines.find((l) => l.line.includes('"watched"'))
-    assert.ok(event, 'the ADDED event came through')
+    const event = await eventually(() => lines.find((l) => l.line.includes('"watched"')), 5_000, 'the ADDED event through the proxy')
     assert.equal(JSON.parse(event.line).type, 'ADDED')
     assert.ok(event.at - created >= 700, `held about 800 ms (got ${event.at - created} ms)`)
     proxy.holdWatches(0, undefined, 0)
@@ -140,7 +139,7 @@ describe('chaos kube fault proxy (real apiserver)', function () {
   it('refuses connections for T, then serves again', async () => {
     proxy.refuseFor(1500)
     await assert.rejects(fetch(`${proxy.url}/api/v1/namespaces/${namespace}/configmaps/a`))
-    await new Promise((resolve) => setTimeout(resolve, 1600))
-    assert.equal((await fetch(`${proxy.url}/api/v1/namespaces/${namespace}/configmaps/a`)).status, 200)
+    const served = await eventually(() => fetch(`${proxy.url}/api/v1/namespaces/${namespace}/configmaps/a`), 10_000, 'the proxy serving again')
+    assert.equal(served.status, 200)
   })
 })

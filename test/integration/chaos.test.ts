@@ -1,8 +1,9 @@
 /**
  * A bounded fault campaign (fixed seed, about 4 minutes): three workloads (Endpoint, Backup created before its Schedule,
  * pods before their meta Secret), their references, then crashes after write points with a storm of stale LISTs and
- * watch closes, and seeded faults through the kube fault proxy; a leader handover; the differential oracle must find
- * no violation. `npm run chaos` runs the full campaign.
+ * watch closes, and seeded faults through the kube fault proxy; a leader handover; a leader frozen past its lease;
+ * replays of what the API fault proxy found; the differential oracle must find no violation. `npm run chaos` runs the
+ * full campaign.
  */
 import assert from 'node:assert/strict'
 import {clearLeftoverCrs, installCampaignCrds, report, runCampaign, type CampaignResult} from '../support/chaos/campaign.js'
@@ -25,6 +26,26 @@ describe('fault campaign, bounded (operator processes behind the kube fault prox
   it('a leader handover (seed 7, endpoint:8): the partitioned leader steps down and exits, the standby takes over, never two leaders writing', async () => {
     const result = await replayCase(7, 'endpoint:8')
     assert.equal(result.coverage[0]?.faults.handover, 1, `the handover happened:\n${report(result, 7)}`)
+  })
+
+  it('a paused leader (seed 1, paused-leader:1): frozen (SIGSTOP) past the lease while users change sources, the standby takes over, the resumed one writes nothing: 0 writes after the takeover', async () => {
+    const result = await replayCase(1, 'paused-leader:1')
+    const [led] = result.coverage[0]!.leadership
+    assert.ok(led && led.report.handoverMs !== undefined && led.report.afterTakeover === 0, `the handover happened, nobody wrote after it:\n${report(result, 1)}`)
+  })
+
+  it('regression (seed 2, api-faults:2): a host create whose answer was lost is not made a second time', async () => {
+    // Found by the campaign's API fault proxy: the answer of a host POST lost after the API applied it (504, a reset,
+    // a timeout); the client sent the POST again, and hosts keep no unique key in the API, so it made a second host.
+    // A create is now sent again only after an answer that says nothing was applied.
+    await replayCase(2, 'api-faults:2')
+  })
+
+  it('regression (seed 2, k8scluster-created:3): two K8sCluster CRs first reconciled by one fresh process do not both take the slot', async () => {
+    // Found by the campaign: crashes before either CR had a status, then a process that reconciled both at once; each
+    // took the other for not Ready and claimed the workspace's cluster slot. An older CR not probed yet now holds the
+    // younger back; and the CR whose uid marks the API cluster holds it whatever the statuses say.
+    await replayCase(2, 'k8scluster-created:3')
   })
 
   it('regression (seed 8, endpoint:2): a stale LIST (time travel) makes no API endpoint disappear or linger', async () => {

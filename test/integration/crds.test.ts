@@ -11,6 +11,7 @@ import {applyCrd, CrdRejectedError, waitEstablished} from '../../src/kube/crd-in
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
 import {UPSTREAM_CRD_DIR, upstreamCrd} from '../support/upstream-crds.js'
+import {eventually} from '../support/helpers.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 const crdRef = (name: string) => ({group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name})
@@ -66,7 +67,7 @@ describe('CRDs on a real kube-apiserver', () => {
   it('--dry-run shows what would change and writes nothing', async () => {
     const name = 'organizations.polycrate.io'
     await client.delete(crdRef(name))
-    for (let i = 0; i < 100 && (await client.getOrUndefined(crdRef(name))); i++) await new Promise((r) => setTimeout(r, 100))
+    await eventually(async () => !(await client.getOrUndefined(crdRef(name))), 10_000, `CRD ${name} gone`)
     await client.mergePatch(crdRef('endpoints.polycrate.io'), {spec: {names: {shortNames: ['xep']}}})
 
     const {stdout, error} = await runCommand(['operator', 'install-crds', '--kubeconfig', kubeconfig, '--dry-run'])

@@ -26,9 +26,8 @@ import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {controlPlane} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {dnsClients} from '../support/dns-clients.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type Row = Record<string, unknown> & {id: string; name: string; type: string; content: string; dns_zone: string}
 interface DriverChallenge {action: 'Present' | 'CleanUp'; dnsName: string; key: string; resolvedFQDN: string; resolvedZone: string; namespace: string}

@@ -19,9 +19,8 @@ import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {dnsClients} from '../support/dns-clients.js'
-import {configRef, ingressRef} from '../support/helpers.js'
+import {configRef, eventually, ingressRef} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type Row = Record<string, unknown> & {id: string; name: string; type: string; content: string; dns_zone: string}
 

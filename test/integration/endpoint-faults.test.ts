@@ -4,7 +4,8 @@ import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {createIngresses, operatorNamespaceFor} from '../support/api-setup.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
-import {eventually, killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
+import {killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type EndpointObject = KubeObject & {spec: {remoteAddress: string}; status?: EndpointStatus}
 

@@ -6,8 +6,7 @@ import type {EndpointSpec, EndpointStatus} from '../../src/crds/endpoint.js'
 import type {KubeObject} from '../../src/kube/client.js'
 import {freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
-import {ingressRef} from '../support/helpers.js'
+import {eventually, ingressRef} from '../support/helpers.js'
 
 type EndpointObject = KubeObject & {spec: EndpointSpec; status?: EndpointStatus}
 type ApiEndpoint = Record<string, unknown> & {id: string; name: string; remote_address: string; spec?: {http?: Record<string, unknown>}; is_deleted?: boolean}

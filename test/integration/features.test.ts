@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import type {KubeObject} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import {Controller} from '../../src/operator/runtime/controller.js'
 import type {Feature} from '../../src/operator/runtime/feature.js'
-import {configRef as configOf} from '../support/helpers.js'
+import type {OperatorConfig} from '../../src/operator/config/operator-config.js'
+import {configRef as configOf, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 const widgetCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -30,7 +30,7 @@ describe('features start and stop with the OperatorConfig and the CRD gate (in-p
    * witness watches the same CRD with an informer of its own (`own`: a transform makes it one) and is always
    * enabled: what it saw, a stopped widget-discovery would have seen.
    */
-  const widgetFeature = (name: string, seen: string[], enabled: Feature['enabled'], own = false): Feature => ({
+  const widgetFeature = (name: string, seen: string[], enabled: Feature<OperatorConfig>['enabled'], own = false): Feature<OperatorConfig> => ({
     name,
     enabled,
     requiredCrds: ['widgets.example.com'],

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
 import type {HostSpec, HostStatus} from '../../src/crds/host.js'
-import type {K8sVolumeSpec, K8sVolumeStatus} from '../../src/crds/k8s-volume.js'
+import type {K8sVolumeSpec, K8sVolumeStatus} from '../../src/crds/k8svolume.js'
 import {KubeApiError, type KubeObject} from '../../src/kube/client.js'
-import {sha8} from '../support/helpers.js'
+import {eventually, sha8} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type HostObject = KubeObject & {spec: HostSpec; status?: HostStatus; metadata: {finalizers?: string[]; ownerReferences?: Array<{kind: string; name: string; uid: string}>}}
 type VolumeObject = KubeObject & {spec: K8sVolumeSpec; status?: K8sVolumeStatus; metadata: {finalizers?: string[]; ownerReferences?: Array<{kind: string; name: string; uid: string}>}}
@@ -219,7 +218,9 @@ describe('Host and K8sVolume discovery and sync (in-process operator, real apise
     await harness.client.mergePatch({...nodes, name, subresource: 'status'}, {status: {addresses: [{type: 'InternalIP', address: '10.0.0.51'}]}})
     await eventually(async () => {
       const current = await getHost(name)
-      return current && !('default_ipv6' in current.spec) && current.status?.config_hash !== host.status?.config_hash && current.status?.phase === 'Synced'
+      // A new hash recorded (the sync clears the old one just before the API update, and writes the new one after it).
+      const hash = current?.status?.config_hash
+      return current && !('default_ipv6' in current.spec) && hash !== undefined && hash !== host.status?.config_hash && current.status?.phase === 'Synced'
     }, 20_000, 'Host spec without default_ipv6, re-synced')
     const api = apiHost(host.status!.api_id!)!
     assert.equal(api.default_ipv4, '10.0.0.51')

@@ -1,8 +1,10 @@
 /**
  * The operator as production runs it: its image (`npm run image`) on a real Node, installed by
  * `polycrate operator install --values` with 2 replicas, the API simulator on the host as the Polycrate API. Proven on
- * Pods: kubelet probes, one leader, the ServiceAccount token as the only credential, an Ingress synced to the API,
- * /metrics of both replicas without a 403, JSON logs without the token, takeover after SIGKILL and after a Pod
+ * Pods: admitted where the namespace enforces the restricted Pod Security profile (a Pod that does not meet it is
+ * refused), kubelet probes, one leader, the ServiceAccount token as the only credential, an Ingress synced to the API,
+ * an ICMP check of the monitoring agent without NET_RAW, /metrics over HTTPS for the scrapers RBAC lets in (401, 403,
+ * 200) and vmagent scraping both replicas as the VMServiceScrape says, JSON logs without the token, takeover after SIGKILL and after a Pod
  * deletion, a rolling update to another tag (never two writers, no duplicate, no API delete), both DNS webhooks
  * answering through their Service while the leader goes, and `uninstall` leaving no finalizer and no stuck namespace.
  *
@@ -29,8 +31,12 @@ import {operatorVersion} from '../../src/version.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {freshNamespace} from '../support/cluster.js'
 import {ctr} from '../support/node-host.js'
+import {startVmagent, vmServiceScrapeConfig, type VMServiceScrape} from '../support/vmagent.js'
+import {operatorManifests} from '../../src/operator/manifests.js'
+import {operatorPermissions} from '../../src/operator/operator.js'
+import {KubeApiError} from '../../src/kube/client.js'
 import {nodeUnsupportedReason, startCluster, type NodeCluster} from '../support/node.js'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 import {upstreamCrd} from '../support/upstream-crds.js'
 
 const run = promisify(execFile)
@@ -119,7 +125,9 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
   let client: KubeClient
   let sim: ApiSimulator
   let workspaceId: string
+  let organizationId: string
   let apps: string
+  let monitoring: string
   let imageRef: string
   let token: string
   let valuesFile: string
@@ -136,14 +144,12 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
   }
   const apiEndpoints = () => sim.list('endpoints').filter((e) => e.workspace === workspaceId && e.is_deleted !== true)
   const apiDeletes = () => sim.requests.filter((r) => r.method === 'DELETE' && !r.path.includes('/domains/dnsrecords'))
-  const cli = async (args: string[]) => {
-    const result = await run(process.execPath, [path.join(root, 'bin/run.js'), 'operator', ...args, '--kubeconfig', cluster.kubeconfigPath], {
-      cwd: root, env: {...process.env, POLYCRATE_NO_FAST_PATH: '1'}, maxBuffer: 16 * 1024 * 1024, timeout: 280_000,
-    }).catch((error: {stdout?: string; stderr?: string; code?: number}) => {
-      throw new Error(`polycrate operator ${args[0]} failed (${error.code}): ${error.stdout ?? ''}\n${error.stderr ?? ''}`)
-    })
-    return result.stdout
-  }
+  const cliWithStderr = async (args: string[]) => run(process.execPath, [path.join(root, 'bin/run.js'), 'operator', ...args, '--kubeconfig', cluster.kubeconfigPath], {
+    cwd: root, env: {...process.env, POLYCRATE_NO_FAST_PATH: '1'}, maxBuffer: 16 * 1024 * 1024, timeout: 280_000,
+  }).catch((error: {stdout?: string; stderr?: string; code?: number}) => {
+    throw new Error(`polycrate operator ${args[0]} failed (${error.code}): ${error.stdout ?? ''}\n${error.stderr ?? ''}`)
+  })
+  const cli = async (args: string[]) => (await cliWithStderr(args)).stdout
   const createIngress = (name: string, host: string) => client.create(refs.ingresses(apps), {
     apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
     metadata: {name, namespace: apps, annotations: {polycrate_endpoint_monitor: 'true'}},
@@ -178,10 +184,16 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     // The Polycrate API where the Pods reach the host.
     sim = await ApiSimulator.start({host: cluster.hostIP})
     const organization = sim.createOrganization('in-cluster')
+    organizationId = organization.id
     workspaceId = sim.createWorkspace({name: 'in-cluster', organizationId: organization.id}).id
     token = sim.issueToken({kind: 'agent', workspaceId})
     sim.insert('domains/dnszones', {name: 'in-cluster.example', kind: 'internal', organization: organization.id})
     apps = await freshNamespace(client, 'apps')
+    // Where a scraper of the cluster's own monitoring runs: its ServiceAccount is a metrics reader by the values.
+    monitoring = await freshNamespace(client, 'monitoring')
+    for (const name of ['vmagent', 'stranger']) {
+      await client.create(ref('', 'v1', 'serviceaccounts', monitoring), {apiVersion: 'v1', kind: 'ServiceAccount', metadata: {name, namespace: monitoring}})
+    }
 
     const dir = await mkdtemp(path.join(tmpdir(), 'in-cluster-'))
     valuesFile = path.join(dir, 'workspace.poly')
@@ -191,12 +203,15 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
         config: {
           namespace: NAMESPACE,
           deployment: {replicas: 2},
+          metrics: {readers: [{kind: 'ServiceAccount', namespace: monitoring, name: 'vmagent'}]},
           operator_config: {
             api_sync: {enabled: true, api_url: sim.url, sync_interval_seconds: 10, credentials: {api_token: token}},
             local_cluster: {enabled: true, cluster_name: 'in-cluster'},
             endpoint_discovery: {enabled: true, ignore_namespaces: ['kube-system', 'kube-public']},
             external_dns_webhook: {enabled: true},
             dns01_webhook: {enabled: true, group_name: GROUP, solver_name: 'polycrate'},
+            // The monitoring agent for one ICMP check (then turned off in the OperatorConfig: its RBAC stays granted).
+            agent: {enabled: true, check_interval_seconds: 10},
           },
         },
       }],
@@ -211,14 +226,29 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     await cluster?.stop()
   })
 
-  it('`install --values` with 2 replicas: both Pods Ready through the kubelet\'s probes, one leader by its Pod label', async () => {
+  it('`install --values` with 2 replicas into the namespace it creates, which enforces the restricted profile: both Pods admitted and Ready through the kubelet\'s probes, one leader by its Pod label', async () => {
     const started = Date.now()
-    const output = await cli(['install', '--values', valuesFile, '--timeout', '240'])
+    const {stdout: output, stderr} = await cliWithStderr(['install', '--values', valuesFile, '--timeout', '240'])
     figures['install → Ready'] = `${((Date.now() - started) / 1000).toFixed(1)} s`
     assert.match(output, /polycrate-operator/)
+    assert.match(`${output}\n${stderr}`, /The external-dns webhook in polycrate \(port 8888\) accepts calls from every namespace/, 'the posture said in one line')
+    const labels = (await client.get<KubeObject>(refs.namespace(NAMESPACE))).metadata?.labels ?? {}
+    assert.deepEqual([labels['pod-security.kubernetes.io/enforce'], labels['pod-security.kubernetes.io/enforce-version']], ['restricted', 'v1.35'])
     const running = await pods()
     assert.equal(running.length, 2)
     assert.ok(running.every(isReady), 'both Pods Ready')
+    for (const pod of running) {
+      assert.deepEqual((pod.spec as unknown as {securityContext: {sysctls: unknown}}).securityContext.sysctls, [{name: 'net.ipv4.ping_group_range', value: '0 2147483647'}])
+      assert.deepEqual((pod.spec.containers[0] as unknown as {securityContext: {capabilities: unknown}}).securityContext.capabilities, {drop: ['ALL']}, 'no NET_RAW')
+    }
+    // The profile is enforced here: a Pod that does not meet it is refused at admission.
+    const refused = await client.create(refs.pods(), {
+      apiVersion: 'v1', kind: 'Pod', metadata: {name: 'not-restricted', namespace: NAMESPACE},
+      spec: {containers: [{name: 'echo', image: cluster.images.echo, imagePullPolicy: 'Never'}]},
+    }).then(() => undefined, (error: unknown) => error)
+    assert.ok(refused instanceof KubeApiError && refused.status === 403, `refused: ${String(refused)}`)
+    assert.match(refused.message, /violates PodSecurity "restricted:v1\.35"/)
+    figures['a Pod that is not restricted'] = refused.message.slice(0, 160)
     const leader = await eventually(leaderPod, 60_000, 'a lease holder')
     await eventually(async () => {
       const labels = (await pods()).map((pod) => pod.metadata!.labels?.[LEADER_POD_LABEL])
@@ -235,7 +265,9 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
       }
       assert.equal(pod.spec.imagePullSecrets, undefined)
       const volumes = (pod.spec.volumes ?? []).map((volume) => Object.keys(volume).filter((key) => key !== 'name')[0])
-      assert.deepEqual(volumes.sort(), ['emptyDir', 'projected'])
+      assert.deepEqual(volumes.sort(), ['emptyDir', 'projected', 'secret'])
+      // The one Secret: the metrics serving certificate (not a credential: it proves the server, not the caller).
+      assert.deepEqual((pod.spec.volumes ?? []).filter((volume) => 'secret' in volume).map((volume) => (volume.secret as {secretName: string}).secretName), ['polycrate-operator-metrics-tls'])
       const projected = (pod.spec.volumes ?? []).find((volume) => 'projected' in volume)!.projected as {sources: Array<Record<string, unknown>>}
       assert.deepEqual(projected.sources.map((source) => Object.keys(source)[0]).sort(), ['configMap', 'downwardAPI', 'serviceAccountToken'])
     }
@@ -247,20 +279,82 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     assertNoDuplicates()
   })
 
-  it('/metrics of both Pods, scraped as the metrics Service lists them: no request refused (0 × 403)', async () => {
+  /** The Pod IPs behind the metrics Service. */
+  const metricsAddresses = () => eventually(async () => {
     type Slice = KubeObject & {endpoints?: Array<{addresses: string[]}>}
-    const slices = await eventually(async () => {
-      const slices = await list<Slice>(ref('discovery.k8s.io', 'v1', 'endpointslices', NAMESPACE), 'kubernetes.io/service-name=polycrate-operator-metrics')
-      const addresses = slices.flatMap((slice) => (slice.endpoints ?? []).flatMap((endpoint) => endpoint.addresses))
-      return addresses.length === 2 ? addresses : undefined
-    }, 30_000, 'both Pods behind the metrics Service')
-    for (const address of slices) {
-      const metrics = await call({host: address, port: 8080, path: '/metrics'})
-      assert.equal(metrics.status, 200)
-      assert.match(metrics.body, /^rest_client_requests_total\{/m)
-      assert.doesNotMatch(metrics.body, /^rest_client_requests_total\{[^}]*code="403"/m)
-      assert.match(metrics.body, /^leader_election_master_status\{/m)
+    const slices = await list<Slice>(ref('discovery.k8s.io', 'v1', 'endpointslices', NAMESPACE), 'kubernetes.io/service-name=polycrate-operator-metrics')
+    const addresses = slices.flatMap((slice) => (slice.endpoints ?? []).flatMap((endpoint) => endpoint.addresses))
+    return addresses.length === 2 ? addresses : undefined
+  }, 30_000, 'both Pods behind the metrics Service')
+  /** A Secret's key, decoded (the token controller fills the scraper's token Secret a moment after install). */
+  const secretValue = (name: string, key: string) => eventually(async () => {
+    const secret = await client.getOrUndefined<KubeObject & {data?: Record<string, string>}>(ref('', 'v1', 'secrets', NAMESPACE, name))
+    return secret?.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString('utf8') : undefined
+  }, 30_000, `${name}/${key}`)
+  const tokenOf = async (namespace: string, name: string) => (await client.request<{status: {token: string}}>({
+    method: 'POST', path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    body: {apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {expirationSeconds: 600}},
+  })).status.token
+
+  it('/metrics of both Pods over HTTPS, verified with the install\'s CA: 401 without a token, 403 for a ServiceAccount without the role, 200 for the scraper and a metrics reader of the values; no request of the operator refused', async () => {
+    const ca = await secretValue('polycrate-operator-metrics-tls', 'ca.crt')
+    const scraper = await secretValue('polycrate-operator-metrics-scraper-token', 'token')
+    const tokens = {none: undefined, stranger: await tokenOf(monitoring, 'stranger'), scraper, reader: await tokenOf(monitoring, 'vmagent')}
+    for (const address of await metricsAddresses()) {
+      const scrape = (token: string | undefined) => call({
+        tls: true, host: address, port: 8080, path: '/metrics', ca, servername: `polycrate-operator-metrics.${NAMESPACE}.svc`,
+        headers: token ? {Authorization: `Bearer ${token}`} : {},
+      })
+      const answers = Object.fromEntries(await Promise.all(Object.entries(tokens).map(async ([who, token]) => [who, await scrape(token)] as const)))
+      figures[`/metrics of ${address}`] = Object.entries(answers).map(([who, answer]) => `${who} ${answer.status}`).join(', ')
+      assert.deepEqual(Object.fromEntries(Object.entries(answers).map(([who, answer]) => [who, answer.status])), {none: 401, stranger: 403, scraper: 200, reader: 200})
+      assert.equal(answers.stranger!.body.trim(), `Authorization denied for user system:serviceaccount:${monitoring}:stranger`)
+      const metrics = answers.scraper!.body
+      assert.match(metrics, /^rest_client_requests_total\{/m)
+      assert.doesNotMatch(metrics, /^rest_client_requests_total\{[^}]*code="403"/m)
+      assert.match(metrics, /^leader_election_master_status\{/m)
+      // Plain http on the port is no way around it.
+      await assert.rejects(call({host: address, port: 8080, path: '/metrics'}))
     }
+  })
+
+  it('vmagent scrapes both replicas as the VMServiceScrape of the manifests says (https, the scraper\'s token, the CA): both targets up', async () => {
+    const scrape = operatorManifests({namespace: NAMESPACE, image: imageRef, replicas: 2, externalDnsWebhookPort: 8888, metricsPort: 8080, healthPort: 8081, vmServiceScrape: true}, operatorPermissions())
+      .find((object) => object.kind === 'VMServiceScrape') as unknown as VMServiceScrape
+    const dir = await mkdtemp(path.join(tmpdir(), 'vmagent-secrets-'))
+    const secretFiles: Record<string, string> = {}
+    for (const [secret, key] of [['polycrate-operator-metrics-scraper-token', 'token'], ['polycrate-operator-metrics-tls', 'ca.crt']] as const) {
+      secretFiles[`${secret}/${key}`] = path.join(dir, `${secret}-${key}`)
+      await writeFile(secretFiles[`${secret}/${key}`]!, await secretValue(secret, key))
+    }
+    const vmagent = await startVmagent(vmServiceScrapeConfig(scrape, {kubeconfig: cluster.kubeconfigPath, secretFiles}))
+    try {
+      const started = Date.now()
+      const targets = await eventually(async () => {
+        const active = await vmagent.targets().catch(() => [])
+        return active.length === 2 && active.every((target) => target.health === 'up') && vmagent.remoteWrites > 0 ? active : undefined
+      }, 60_000, 'both targets up in vmagent').catch((error: Error) => {
+        throw new Error(`${error.message}; vmagent: ${vmagent.output().split('\n').filter((line) => /error|warn/i.test(line)).slice(-5).join(' | ')}`)
+      })
+      figures['vmagent (VMServiceScrape)'] = `${targets.map((target) => `${target.scrapeUrl} ${target.health}`).join(', ')} after ${((Date.now() - started) / 1000).toFixed(1)} s; ${vmagent.remoteWrites} remote writes`
+      assert.deepEqual(targets.map((target) => target.lastError), ['', ''])
+      assert.ok(targets.every((target) => target.scrapeUrl.startsWith('https://') && target.labels.job === 'polycrate-operator-metrics'))
+    } finally {
+      await vmagent.stop()
+    }
+  })
+
+  it('the monitoring agent\'s ICMP check succeeds without NET_RAW (net.ipv4.ping_group_range), then the agent is turned off', async () => {
+    const endpoint = sim.insert('endpoints', {
+      name: 'node-icmp', kind: 'icmp', remote_address: cluster.hostIP, workspace: workspaceId, organization: organizationId,
+      spec: {icmp: {interval: 10, timeout: 2}},
+    }) as {id: string}
+    const result = await eventually(async () => sim.list('check-results').find((r) => r.endpoint_id === endpoint.id), 90_000, 'a check result of the ICMP endpoint') as Record<string, unknown>
+    figures['ICMP check of the Node from a restricted Pod'] = `success ${result.success}, ${result.icmp_packets_received}/${result.icmp_packets_sent} replies, rtt ${result.icmp_rtt_ms} ms${result.error_name ? `, ${result.error_name}` : ''}`
+    assert.equal(result.error_name === 'NO_NET_RAW' ? 'NO_NET_RAW' : 'ok', 'ok', 'ping opened its ICMP socket without NET_RAW')
+    assert.equal(result.success, true, JSON.stringify(result))
+    assert.ok(Number(result.icmp_packets_received) > 0)
+    await client.mergePatch(ref('polycrate.io', 'v1alpha1', 'operatorconfigs', NAMESPACE, 'default'), {spec: {agent: {enabled: false}}})
   })
 
   it('container logs are JSON lines, and the agent token is in none of them', async () => {
@@ -330,23 +424,32 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
   }
 
   /**
-   * Takes the leader away (`goes`), creates an Ingress meanwhile and calls both webhooks until 3 s after another replica
-   * holds the lease: the takeover within 20 s, 0 failed webhook calls, the Ingress synced, no duplicate, and at the end
-   * 2 Ready Pods again (a killed container restarts as a standby; a deleted Pod is replaced).
+   * Takes the leader away (`goes`), creates an Ingress meanwhile and calls both webhooks until 3 s after another
+   * process holds the lease: the takeover within 20 s, 0 failed webhook calls, the Ingress synced, no duplicate, and at
+   * the end 2 Ready Pods again (a killed container restarts; a deleted Pod is replaced). Another process: a holder
+   * identity other than the one taken away. After a SIGKILL that is the other replica or, as often, the killed Pod's
+   * restarted container (a new identity, `<Pod name>_<new uuid>`): both wait out the lease from when they saw it last
+   * renewed, and the restarted one starts ~2 s after the kill (CI saw it win at 17.7 s).
    */
   async function takeover(what: string, goes: (leader: Pod) => Promise<unknown>, ingress: string) {
     const leader = (await leaderPod())!
+    const gone = (await leaseHolder())!
     const startedAt = Date.now()
     const newLeader = eventually(async () => {
       const holder = await leaseHolder()
-      return holder !== undefined && !holder.startsWith(`${leader.metadata!.name}_`) ? holder : undefined
-    }, 30_000, 'another lease holder')
+      return holder !== undefined && holder !== gone ? holder : undefined
+    }, 30_000, 'another lease holder').catch(async (error: Error) => {
+      // What the lease and the Pods look like then: who holds it, since when, and each Pod's restarts and state.
+      const lease = await client.getOrUndefined<Lease>(refs.lease())
+      const states = (await pods()).map((pod) => `${pod.metadata!.name} ready=${isReady(pod)} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => ({restarts: (c as {restartCount?: number}).restartCount, state: (c as {state?: unknown}).state})))}`)
+      throw new Error(`${error.message}; lease: ${JSON.stringify(lease?.spec)}; Pods: ${states.join('; ')}`)
+    })
     const calls = callWebhooksUntil(newLeader.then(() => new Promise((resolve) => setTimeout(resolve, 3000))))
     await goes(leader)
     await createIngress(ingress, `${ingress}.in-cluster.example`)
-    await newLeader
+    const winner = await newLeader
     const seconds = (Date.now() - startedAt) / 1000
-    figures[`takeover after ${what}`] = `${seconds.toFixed(1)} s`
+    figures[`takeover after ${what}`] = `${seconds.toFixed(1)} s, by ${winner.startsWith(`${leader.metadata!.name}_`) ? 'its restarted container' : 'the other replica'}`
     assert.ok(seconds < 20, `took over after ${seconds} s`)
     const counted = await calls
     figures[`webhook calls during the takeover after ${what}`] = `${counted.calls} calls, ${counted.failed} failed, ${counted.retried} tried again after a refused or reset connection`
@@ -360,11 +463,11 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
     }, 120_000, 'the Deployment back at 2 Ready Pods')
   }
 
-  it('SIGKILL of the leader\'s container: the other replica leads within 20 s, both webhooks answer every call through their Service, an Ingress created meanwhile syncs, no duplicate', async () => {
+  it('SIGKILL of the leader\'s container: another process (the other replica, or the restarted container) leads within 20 s, both webhooks answer every call through their Service, an Ingress created meanwhile syncs, no duplicate', async () => {
     await takeover('SIGKILL', (leader) => ctr('tasks', 'kill', '--signal', 'SIGKILL', containerIdOf(leader)), 'during-kill')
   })
 
-  it('`kubectl delete pod` of the leader: the other replica leads within 20 s, both webhooks answer every call through their Service, an Ingress created meanwhile syncs', async () => {
+  it('`kubectl delete pod` of the leader: another process leads within 20 s, both webhooks answer every call through their Service, an Ingress created meanwhile syncs', async () => {
     await takeover('a Pod deletion', (leader) => client.delete(refs.pods(leader.metadata!.name)), 'during-delete')
   })
 
@@ -420,7 +523,7 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
   })
 
   it('`uninstall`: no finalizer of the operator on any source object, users\' deletes complete, no namespace stuck Terminating', async () => {
-    await cli(['uninstall', '--values', valuesFile, '--timeout', '240'])
+    await cli(['uninstall', '--values', valuesFile, '--timeout', '240', '--yes'])
     const ours = operatorFinalizers()
     const ingresses = await list<KubeObject>(refs.ingresses(apps))
     assert.ok(ingresses.length >= 4)

@@ -23,7 +23,7 @@ import {alertRuleGroups} from '../../src/operator/install/alerts.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
 import {parseBlockValues} from '../../src/operator/install/values.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 import {upstreamCrd} from '../support/upstream-crds.js'
 
 const VM_CRD = 'vmservicescrapes.operator.victoriametrics.com'
@@ -108,7 +108,7 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     return JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]; rollout: unknown; status: {operatorConfigs: unknown[]}}
   }
   const uninstall = async (...extra: string[]) => {
-    const {stdout, error} = await runCommand(['operator', 'uninstall', '--values', valuesFile, '--kubeconfig', controlPlane().kubeconfigPath, '--json', ...extra])
+    const {stdout, error} = await runCommand(['operator', 'uninstall', '--values', valuesFile, '--kubeconfig', controlPlane().kubeconfigPath, '--json', '--yes', ...extra])
     assert.equal(error, undefined, error?.message)
     return JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]}
   }
@@ -146,9 +146,128 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     assert.deepEqual(config.spec.api_sync.credentials_ref, {secret_name: 'polycrate-api-token', token_key: 'token'})
     assert.equal((await client.get<KubeObject>(refs.namespace(namespace))).metadata?.labels?.[installedBy.label], installedBy.value)
 
+    // The namespace install created enforces what the Pod meets: NET_RAW leaves restricted (said), warn/audit stay at it.
+    const labels = (await client.get<KubeObject>(refs.namespace(namespace))).metadata?.labels ?? {}
+    assert.deepEqual([labels['pod-security.kubernetes.io/enforce'], labels['pod-security.kubernetes.io/enforce-version'], labels['pod-security.kubernetes.io/warn']], ['privileged', 'v1.35', 'restricted'])
+    assert.equal(first.warnings.length, 2, first.warnings.join('\n'))
+    assert.match(first.warnings[0]!, new RegExp(`^The external-dns webhook in ${namespace} \\(port 8888\\) accepts calls from every namespace`))
+    assert.match(first.warnings[1]!, /^security\.add_capabilities \(NET_RAW\) takes the operator's Pod out of the restricted Pod Security profile/)
+    // Secure metrics: the certificate install made (with its CA), the reader role, the scraper's token Secret; 2 replicas: a PodDisruptionBudget.
+    for (const [kind, name] of [['Secret', 'polycrate-operator-metrics-tls'], ['ClusterRole', 'polycrate-operator-metrics-reader'], ['ClusterRoleBinding', 'polycrate-operator-metrics-reader'],
+      ['ServiceAccount', 'polycrate-operator-metrics-scraper'], ['Secret', 'polycrate-operator-metrics-scraper-token'], ['PodDisruptionBudget', 'polycrate-operator']]) {
+      assert.equal(outcome(first.results, kind!, name!), 'created', `${kind} ${name}`)
+    }
+    const tls = await client.get<KubeObject & {type: string; data: Record<string, string>}>(refs.secret(namespace, 'polycrate-operator-metrics-tls'))
+    assert.deepEqual([tls.type, Object.keys(tls.data).sort()], ['kubernetes.io/tls', ['ca.crt', 'tls.crt', 'tls.key']])
+
     const second = await install()
     const changed = second.results.filter((r) => !['unchanged', 'skipped'].includes(r.outcome))
     assert.deepEqual(changed, [], 'a second install changes nothing')
+    assert.deepEqual((await client.get<KubeObject & {data: Record<string, string>}>(refs.secret(namespace, 'polycrate-operator-metrics-tls'))).data, tls.data, 'the certificate is kept')
+
+    // `status` says it too, from what runs: the NetworkPolicy, the Deployment, the namespace.
+    const {stderr} = await runCommand(['operator', 'status', '--kubeconfig', controlPlane().kubeconfigPath])
+    assert.match(stderr, new RegExp(`^Warning: The external-dns webhook in ${namespace} \\(port 8888\\) accepts calls from every namespace`, 'm'))
+    assert.match(stderr, /^Warning: security\.add_capabilities \(NET_RAW\) takes the operator's Pod out of the restricted Pod Security profile \(it meets privileged\)\./m)
+  })
+
+  it('other values: what they no longer render goes (superseded), the RBAC follows the features, the namespace the capabilities; the certificate is renewed when broken', async () => {
+    for (const file of ['cert-manager.io_certificates.yaml', 'cert-manager.io_issuers.yaml']) {
+      const crd = upstreamCrd(file)
+      await applyCrd(client, crd)
+      await waitEstablished(client, crd.metadata.name)
+    }
+    const document = yaml.load(readFileSync(valuesFile, 'utf8')) as {blocks: Array<{config: {operator_config: Record<string, unknown>} & Record<string, unknown>}>}
+    const config = document.blocks[0]!.config
+    const withValues = (change: (config: Record<string, unknown>) => Record<string, unknown>) => {
+      const values = parseBlockValues(change(structuredClone(config)))
+      return eventually(() => installOperator(client, {values, plan: installPlan(values, operatorPermissions(values.effectiveSpec))}), 30_000, 'installed')
+    }
+    // The operator's ClusterRoles: the base role and one per enabled feature (not the metrics reader, not cert-manager's solver role).
+    const clusterRoleRules = async () => (await client.request<{items: Array<KubeObject & {rules?: Array<{resources?: string[]; verbs: string[]}>}>}>({method: 'GET', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles'})).items
+      .filter((role) => role.metadata?.name === 'polycrate-operator' || (role.metadata?.name?.startsWith('polycrate-operator:') && role.metadata.name !== 'polycrate-operator:dns01-solver'))
+      .flatMap((role) => role.rules ?? [])
+    const kubeSystemRole = ref('rbac.authorization.k8s.io', 'v1', 'roles', 'kube-system', 'polycrate-operator:dns01-webhook')
+    const group = `${namespace}.example.com`
+
+    const dns01 = await withValues((c) => ({...c, operator_config: {...(c.operator_config as object), dns01_webhook: {enabled: true, group_name: group}}}))
+    for (const [kind, name] of [['Role', 'polycrate-operator:dns01-webhook'], ['APIService', `v1alpha1.${group}`], ['Issuer', 'polycrate-operator-dns01-selfsigned'], ['ClusterRole', 'polycrate-operator:dns01-solver']]) {
+      assert.equal(outcome(dns01.results, kind!, name!), 'created', `${kind} ${name}`)
+    }
+    assert.ok(await client.getOrUndefined(kubeSystemRole), 'the DNS01 webhook reads the front-proxy CA in kube-system')
+    const withCloud = await clusterRoleRules()
+    assert.ok(withCloud.some((rule) => rule.resources?.includes('nodes') && rule.verbs.includes('patch')), 'cloud_controller: patch on nodes')
+
+    const narrowing = (c: Record<string, unknown>) => ({
+      ...c, deployment: {replicas: 1}, security: {add_capabilities: []}, metrics: {secure: false},
+      operator_config: {...(c.operator_config as object), cloud_controller: {enabled: false}, s3_bucket_provisioning: {enabled: false}},
+    })
+    const narrower = await withValues(narrowing)
+    const superseded = narrower.results.filter((r) => r.outcome === 'deleted').map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`).sort()
+    assert.deepEqual(superseded, [
+      `APIService v1alpha1.${group}`,
+      `Certificate ${namespace}/polycrate-operator-dns01-webhook`,
+      'ClusterRole polycrate-operator-metrics-reader',
+      // The roles of the features these values switch off (each feature's own ClusterRole and Roles).
+      'ClusterRole polycrate-operator:cloud-load-balancer',
+      'ClusterRole polycrate-operator:cloud-node',
+      'ClusterRole polycrate-operator:dns01-solver',
+      'ClusterRole polycrate-operator:s3-bucket-provisioning',
+      'ClusterRoleBinding polycrate-operator-metrics-reader',
+      'ClusterRoleBinding polycrate-operator:cloud-load-balancer',
+      'ClusterRoleBinding polycrate-operator:cloud-node',
+      'ClusterRoleBinding polycrate-operator:dns01-solver',
+      'ClusterRoleBinding polycrate-operator:s3-bucket-provisioning',
+      `Issuer ${namespace}/polycrate-operator-dns01-selfsigned`,
+      `PodDisruptionBudget ${namespace}/polycrate-operator`,
+      'Role kube-system/polycrate-operator:dns01-webhook',
+      `Role ${namespace}/polycrate-operator:dns01-webhook`,
+      'RoleBinding kube-system/polycrate-operator:dns01-webhook',
+      `RoleBinding ${namespace}/polycrate-operator:dns01-webhook`,
+      `Secret ${namespace}/polycrate-operator-metrics-scraper-token`,
+      `Secret ${namespace}/polycrate-operator-metrics-tls`,
+      `ServiceAccount ${namespace}/polycrate-operator-metrics-scraper`,
+    ])
+    assert.ok(narrower.results.filter((r) => r.outcome === 'deleted').every((r) => /^superseded/.test(r.note ?? '')))
+    const narrowed = await clusterRoleRules()
+    assert.ok(!narrowed.some((rule) => rule.resources?.includes('nodes') && rule.verbs.includes('patch')), 'no patch on nodes without the cloud controller')
+    assert.ok(!narrowed.some((rule) => rule.resources?.includes('secrets') && rule.verbs.some((verb) => ['create', 'patch'].includes(verb))), 'no Secret writes without S3 bucket provisioning')
+    assert.ok(!narrowed.some((rule) => rule.resources?.includes('tokenreviews')), 'no reviews without secure metrics')
+    assert.equal((await client.get<KubeObject>(refs.namespace(namespace))).metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted')
+    assert.deepEqual(narrower.warnings.map((w) => w.slice(0, 24)), ['The external-dns webhook', 'metrics.secure is false:'])
+
+    // The webhook narrowed: the NetworkPolicy's rule and status's silence.
+    await withValues((c) => ({...narrowing(c), external_dns_webhook: {allowed_from: [{namespaceSelector: {matchLabels: {'kubernetes.io/metadata.name': 'external-dns'}}}]}}))
+    const policy = await client.get<KubeObject & {spec: {ingress: Array<{from?: unknown[]; ports: Array<{port: number}>}>}}>(ref('networking.k8s.io', 'v1', 'networkpolicies', namespace, 'polycrate-operator'))
+    assert.deepEqual(policy.spec.ingress.find((rule) => rule.ports[0]!.port === 8888)!.from, [{namespaceSelector: {matchLabels: {'kubernetes.io/metadata.name': 'external-dns'}}}])
+    const {stderr} = await runCommand(['operator', 'status', '--kubeconfig', controlPlane().kubeconfigPath])
+    assert.doesNotMatch(stderr, new RegExp(`webhook in ${namespace} `))
+
+    // Back to the file's values: made again, a new certificate; a broken one is renewed, saying why.
+    const back = await install()
+    assert.equal(outcome(back.results, 'Secret', 'polycrate-operator-metrics-tls'), 'created')
+    assert.equal(outcome(back.results, 'PodDisruptionBudget', 'polycrate-operator'), 'created')
+    await client.mergePatch(refs.secret(namespace, 'polycrate-operator-metrics-tls'), {data: {'ca.crt': Buffer.from('not a certificate').toString('base64')}})
+    const renewed = await install()
+    const [tlsResult] = renewed.results.filter((r) => r.kind === 'Secret' && r.name === 'polycrate-operator-metrics-tls')
+    assert.equal(tlsResult?.outcome, 'updated')
+    assert.match(tlsResult?.note ?? '', /^new CA and certificate: not PEM: /)
+  })
+
+  it('info -n <namespace> reads what install made: the Deployment\'s settings and each OperatorConfig setting with its source, no secret', async () => {
+    const {stdout, error} = await runCommand(['operator', 'info', '-n', namespace, '--kubeconfig', controlPlane().kubeconfigPath, '--json'])
+    assert.equal(error, undefined, error?.message)
+    assert.ok(!stdout.includes(TOKEN) && !stdout.includes('pull-secret-password'), 'no secret in the output')
+    const info = JSON.parse(stdout) as {install: Array<{path: string; value: string; from: string}>; operatorConfig: {found: boolean; settings: Array<{path: string; value: string; from: string}>}; features: Array<{name: string; on: boolean; why: string}>}
+    const install = Object.fromEntries(info.install.map((s) => [s.path, s]))
+    assert.deepEqual([install['deployment.replicas']?.value, install['deployment.replicas']?.from], ['2', 'set'])
+    assert.deepEqual([install['deployment.resources.limits.memory']?.value, install['deployment.resources.limits.memory']?.from], ['2Gi', 'set'])
+    assert.equal(install['deployment.resources.requests.cpu']?.from, 'default')
+    assert.equal(install['image_credentials']?.value, 'polycrate-registry')
+    const settings = Object.fromEntries(info.operatorConfig.settings.map((s) => [s.path, s]))
+    assert.deepEqual([settings['cloud_controller.enabled']?.value, settings['cloud_controller.enabled']?.from], ['true', 'set'], 'given in the values (server-side apply owns it)')
+    assert.deepEqual([settings['node_discovery.enabled']?.value, settings['node_discovery.enabled']?.from], ['true', 'default'], 'filled in by the CRD\'s default')
+    assert.deepEqual(info.features.find((f) => f.name === 'cloud-node'), {name: 'cloud-node', on: true, why: 'cloud_controller.enabled: true (set)'})
   })
 
   it('VMServiceScrape: applied once its CRD exists, removed when metrics are disabled', async () => {
@@ -219,6 +338,23 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     await withMetrics({alerts: true, dashboard: true})
   })
 
+  it('uninstall --release-only (the chart\'s pre-delete hook): the operator stopped, its finalizers released, nothing deleted', async () => {
+    const users = await freshNamespace(client, 'release')
+    await client.create(refs.ingress(users), {
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {name: 'web', namespace: users, finalizers: [finalizers.ingressDiscovery, 'example.com/keep']},
+      spec: {rules: [{host: 'web.example.com'}]},
+    })
+    const report = await uninstall('--release-only')
+    assert.equal(report.results.find((r) => r.kind === 'Deployment')?.outcome, 'scaled')
+    assert.equal(outcome(report.results, 'Ingress', 'web'), 'released')
+    assert.deepEqual(report.results.filter((r) => r.outcome === 'deleted'), [], 'nothing deleted')
+    assert.equal((await client.get<KubeObject & {spec: {replicas: number}}>(refs.deployment(namespace))).spec.replicas, 0)
+    assert.deepEqual((await client.get<KubeObject>(refs.ingress(users, 'web'))).metadata?.finalizers, ['example.com/keep'])
+    await client.mergePatch(refs.ingress(users, 'web'), {metadata: {finalizers: null}})
+    // The operator back at its replicas, as the tests after this one expect it.
+    await client.mergePatch(refs.deployment(namespace), {spec: {replicas: 2}})
+  })
+
   it('uninstall releases the operator\'s finalizers on users\' objects, whose deletes then finish; CRs and CRDs stay; a second run is harmless', async () => {
     for (const file of ['gateway.networking.k8s.io_gateways.yaml', 'gateway.networking.k8s.io_httproutes.yaml']) {
       const crd = upstreamCrd(file)
@@ -287,10 +423,14 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     const installed = JSON.parse(stdout) as {results: ObjectResult[]; warnings: string[]}
     assert.equal(outcome(installed.results, 'Namespace', own), 'updated')
     assert.equal(outcome(installed.results, 'Secret', 'polycrate-api-token'), 'kept')
-    assert.deepEqual(installed.warnings, [])
-    assert.equal((await client.get<KubeObject>(refs.namespace(own))).metadata?.labels?.[installedBy.label], undefined)
+    // Besides the open webhook: the namespace install did not create keeps its (no) Pod Security labels, said once.
+    assert.equal(installed.warnings.length, 2, installed.warnings.join('\n'))
+    assert.match(installed.warnings[1]!, new RegExp(`^Namespace ${own} enforces the privileged Pod Security profile, not restricted`))
+    const ownLabels = (await client.get<KubeObject>(refs.namespace(own))).metadata?.labels ?? {}
+    assert.equal(ownLabels[installedBy.label], undefined)
+    assert.deepEqual(Object.keys(ownLabels).filter((key) => key.startsWith('pod-security.kubernetes.io/')), [])
 
-    const {stdout: out, error: uninstallError} = await runCommand(['operator', 'uninstall', '--values', values, '--namespace', own, '--kubeconfig', kubeconfig, '--json'])
+    const {stdout: out, error: uninstallError} = await runCommand(['operator', 'uninstall', '--values', values, '--namespace', own, '--kubeconfig', kubeconfig, '--json', '--yes'])
     assert.equal(uninstallError, undefined, uninstallError?.message)
     const removed = JSON.parse(out) as {results: ObjectResult[]}
     assert.equal(outcome(removed.results, 'Secret', 'polycrate-api-token'), 'kept')

@@ -7,7 +7,7 @@ import {randomBytes} from 'node:crypto'
 import type {KubeObject} from '../../src/kube/client.js'
 import {freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 
 type ApiApp = Record<string, unknown> & {id: string; name: string; namespace?: string | null}
 const pods = (namespace: string) => ({group: '', version: 'v1', plural: 'pods', namespace})

@@ -8,7 +8,8 @@ import {operatorNamespaceFor} from '../support/api-setup.js'
 import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {controlPlane, freshNamespace} from '../support/cluster.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually, killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
+import {killWhen, startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type ApiObject = Record<string, unknown> & {id: string; name: string}
 const pods = (namespace: string) => ({group: '', version: 'v1', plural: 'pods', namespace})

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
 import type {ArtifactSpec, ArtifactStatus} from '../../src/crds/artifact.js'
-import type {K8sAppSpec, K8sAppStatus} from '../../src/crds/k8s-app.js'
+import type {K8sAppSpec, K8sAppStatus} from '../../src/crds/k8sapp.js'
 import type {KubeObject} from '../../src/kube/client.js'
 import {freshNamespace} from '../support/cluster.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type AppObject = KubeObject & {spec: K8sAppSpec; status?: K8sAppStatus; metadata: {labels?: Record<string, string>; ownerReferences?: Array<{kind: string; name: string; uid: string}>; finalizers?: string[]}}
 type ArtifactObject = KubeObject & {spec: ArtifactSpec; status?: ArtifactStatus}
@@ -361,6 +360,21 @@ describe('K8sApp and Artifact discovery and sync (in-process operator, real apis
       spec: {capacity: {storage: '1Gi'}, accessModes: ['ReadWriteOnce'], hostPath: {path: '/tmp/x'}, claimRef: {namespace: ns, name: 'data'}},
     })
     await eventually(async () => (harness.sim.list('kubernetes/volumes') as ApiObject[]).find((v) => v.provider_object_name === pvName && v.k8s_app === app.status!.api_id), 60_000, 'API volume linked to the app')
+  })
+
+  it('Artifacts: an image used again after it was unused loses last_seen_at (its status stays an object: no apply that leaves status null)', async () => {
+    const ns = await freshNamespace(harness.client, 'again')
+    const image = 'localhost:5000/team/again:1'
+    await createPod(ns, 'a1', {images: [image]})
+    await eventually(async () => (await getArtifact('localhost-5000-team-again-1'))?.spec.usage?.pod_count === 1, 60_000, 'the Artifact in use')
+    await harness.client.delete({...pods(ns), name: 'a1'})
+    await eventually(async () => (await getArtifact('localhost-5000-team-again-1'))?.status?.last_seen_at, 60_000, 'the Artifact unused (last_seen_at)')
+    await createPod(ns, 'a2', {images: [image]})
+    const again = await eventually(async () => {
+      const found = await getArtifact('localhost-5000-team-again-1')
+      return found?.spec.usage?.pod_count === 1 && !found.status?.last_seen_at ? found : undefined
+    }, 60_000, 'the Artifact in use again, without last_seen_at')
+    assert.deepEqual(again.status ?? {}, {})
   })
 
   it('Artifacts: one per image (init containers too) named from the reference, registry/repository/tag/digest, pods and namespaces; registry filters; K8sApp status.artifacts; removal only after stale_cleanup_minutes', async () => {

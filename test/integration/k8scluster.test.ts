@@ -7,9 +7,8 @@ import {execa} from 'execa'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 import {inProcessOperator, type OperatorHarness} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type Cluster = KubeObject & {metadata: {name: string; uid: string; finalizers?: string[]}; status?: Record<string, unknown> & {phase?: string; reachable?: boolean; kubernetesVersion?: string; lastProbedAt?: string; apiID?: string; syncStatus?: string; message?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
 

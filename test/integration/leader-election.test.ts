@@ -10,8 +10,11 @@ import {OperatorMetrics} from '../../src/operator/runtime/metrics.js'
 import {adminClient, controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 import {FIELD_MANAGER} from '../../src/operator/conventions.js'
+import {resources} from '../../src/kube/resources.js'
+import {WriteFencedError} from '../../src/lib/write-fence.js'
+import {FakeTimers} from '../support/fake-timers.js'
 
 // Short timings: lease 3 s, renew deadline 2 s, retry 0.5 s.
 const LEASE = 3000
@@ -311,5 +314,69 @@ describe('leader election on a real kube-apiserver', () => {
     await assert.rejects(run.promise, (error: unknown) => error instanceof LeadershipLostError && /lost the leader lease/.test((error as Error).message))
     assert.equal(reconciling, false, 'leadership was given up before the run ended')
     assert.equal(manager.isLeader, false)
+  })
+
+  it('two managers, the leader frozen past the lease (its clock moved, no timer run yet): its in-flight reconcile\'s write is refused by the fence, it steps down and exits; only the new leader writes', async () => {
+    const configMaps = {...resources.configMaps, namespace}
+    const exists = async (name: string) => Boolean(await admin.getOrUndefined({...configMaps, name}))
+    // Each manager reconciles ConfigMaps src-*: it writes <its name>-<source> (the second source of A waits for the test).
+    const startManager = (name: string, timers?: FakeTimers, gate?: {key: string; reached: () => void; open: Promise<void>}) => {
+      const c = client()
+      const manager = new Manager({
+        client: c, namespace, identity: `manager-${name}`, clock: timers,
+        leaderElection: {leaseName, leaseDurationMs: LEASE, renewDeadlineMs: DEADLINE, retryPeriodMs: RETRY},
+        metricsBindAddress: '0', probeBindAddress: '0', metrics: new OperatorMetrics({processMetrics: false}),
+      })
+      const outcomes: Array<{source: string; error?: unknown; aborted: boolean}> = []
+      const builder = manager.controller(`writer-${name}`)
+      builder.for({resource: configMaps, kind: 'ConfigMap'})
+      builder.complete(async ({key, signal}) => {
+        const source = key.split('/')[1]!
+        if (!source.startsWith('src-')) return
+        if (gate?.key === source) {
+          gate.reached()
+          await gate.open
+        }
+        try {
+          await c.create(configMaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: `${name}-${source}`}}, undefined, {signal})
+          outcomes.push({source, aborted: signal.aborted})
+        } catch (error) {
+          outcomes.push({source, error, aborted: signal.aborted})
+          if (!(error instanceof Error && /already exists/.test(error.message))) throw error
+        }
+      })
+      const leading = new Promise<void>((resolve) => manager.onLeadershipChange((now) => now && resolve()))
+      const run = track(manager.run(controller().signal))
+      return {manager, outcomes, leading, run}
+    }
+
+    await admin.create(configMaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'src-1'}})
+    const clockA = new FakeTimers(Date.now())
+    let reached!: () => void
+    const atGate = new Promise<void>((resolve) => (reached = resolve))
+    let open!: () => void
+    const a = startManager('a', clockA, {key: 'src-2', reached, open: new Promise<void>((resolve) => (open = resolve))})
+    await a.leading
+    await eventually(() => exists('a-src-1'), 30_000, 'the leader A writing')
+    await admin.create(configMaps, {apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'src-2'}})
+    await atGate // A's reconcile of src-2 is in flight; A's clock stands still from here: it renews no more (frozen)
+
+    const b = startManager('b')
+    await b.leading // B saw A's record unchanged for the lease duration and took the lease
+    assert.equal((await readLease()).spec?.holderIdentity, 'manager-b')
+
+    // A wakes up: its clock jumped past the lease, its overdue timers have not run; its reconcile goes on first.
+    clockA.freeze(LEASE + 1000)
+    open()
+    await eventually(async () => a.outcomes.some((o) => o.source === 'src-2'), 10_000, 'A\'s in-flight reconcile ending')
+    const refused = a.outcomes.find((o) => o.source === 'src-2')!
+    assert.ok(refused.error instanceof WriteFencedError, `A's write was not refused: ${String(refused.error)}`)
+    assert.equal(refused.aborted, true, 'the reconcile\'s signal was aborted by the time the refused write returned')
+    assert.equal(a.manager.isLeader, false)
+    await assert.rejects(a.run.promise, LeadershipLostError)
+
+    await eventually(async () => (await exists('b-src-1')) && exists('b-src-2'), 30_000, 'the new leader B writing')
+    assert.equal(await exists('a-src-2'), false, 'the frozen leader wrote after the other had taken the lease')
+    assert.deepEqual(a.outcomes.map((o) => o.source), ['src-1', 'src-2'])
   })
 })

@@ -19,7 +19,8 @@ import {createCertificate, type CertificateAndKey} from '../../src/lib/x509.js'
 import {OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {METRICS_READER_RULE} from '../../src/operator/runtime/secure-metrics.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
 
 interface Answer {

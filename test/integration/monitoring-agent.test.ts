@@ -7,17 +7,16 @@ import assert from 'node:assert/strict'
 import os from 'node:os'
 import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {startHttpTarget, type SeenRequest, type Target} from '../support/monitoring-targets.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('endpoint monitoring agent (run + simulator + loopback target)', function () {
   this.timeout(600_000)
@@ -84,11 +83,16 @@ describe('endpoint monitoring agent (run + simulator + loopback target)', functi
     // Spread and CPU over 30 s of steady state.
     const cpu = async () => parsePromText(await (await fetch(running.metricsUrl)).text()).get('process_cpu_seconds_total')!.samples[0]!.value
     const windowStart = Date.now()
+    const windowEnd = windowStart + 30_000
+    const checkedSince = (at: number) => sim.list('check-results').some((r) => Date.parse(String(r.checked_at)) >= at)
     const cpuStart = await cpu()
-    await sleep(30_000)
+    // The window is over once the API has a result of a check started after it.
+    await eventually(() => checkedSince(windowEnd), 90_000, 'a result of a check started after the 30 s window')
     const cpuSeconds = (await cpu()) - cpuStart
     const wallSeconds = (Date.now() - windowStart) / 1000
-    await sleep(12_000) // the window's results reach the API
+    // Every result of the window has reached the API once one has of a check started after every check of the
+    // window had ended (the 5 s check timeout): the buffer reports in the order the results came.
+    await eventually(() => checkedSince(windowEnd + 5_000), 90_000, 'a result of a check started after the window\'s checks had ended')
     const results = sim.list('check-results').map((r) => ({endpoint: String(r.endpoint_id), at: Date.parse(String(r.checked_at))}))
     const inWindow = results.map((r) => r.at).filter((at) => at >= windowStart && at < windowStart + 30_000)
     const perSecond = new Array<number>(30).fill(0)
@@ -109,13 +113,14 @@ describe('endpoint monitoring agent (run + simulator + loopback target)', functi
 
     // An API outage (every /api/ request dropped): the results stay buffered, then arrive.
     sim.faults.set({dropRate: 1})
-    const outageStart = Date.now()
     const buffering = await eventually(async () => {
       const status = (await client.get<OperatorConfigObject>(configRef(namespace))).status?.monitoring
       return status && (status.buffered_results ?? 0) >= 2000 && status.message ? status : undefined
     }, 90_000, 'results buffered during the outage')
     assert.match(buffering.message!, /Cannot (report check results|fetch the assigned endpoints)/)
-    await sleep(Math.max(0, 30_000 - (Date.now() - outageStart)))
+    // The outage lasts until a report was refused while those results were buffered (they must survive that).
+    const mark = sim.requests.length
+    await eventually(() => sim.requests.slice(mark).some((r) => r.resource === 'agent/health' && r.status === 0), 90_000, 'a report dropped during the outage')
     sim.faults.clear()
     await eventually(async () => {
       const status = (await client.get<OperatorConfigObject>(configRef(namespace))).status?.monitoring

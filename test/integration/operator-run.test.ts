@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import {runCommand} from '@oclif/test'
 import {execa} from 'execa'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import {KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
 import {parsePromText} from '../support/prom-text.js'
 import {selectorsOf} from '../support/promql.js'
 import {alertRuleGroups, EXTERNAL_SERIES} from '../../src/operator/install/alerts.js'
@@ -15,7 +15,7 @@ import {dashboardExpressions, operatorDashboard} from '../../src/operator/instal
 import {FIELD_MANAGER, LEADER_POD_LABEL, OPERATOR_NAME} from '../../src/operator/conventions.js'
 import {operatorManifests} from '../../src/operator/manifests.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 

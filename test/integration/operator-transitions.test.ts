@@ -10,9 +10,8 @@ import {installCrds} from '../../src/kube/crd-install.js'
 import {finalizers} from '../../src/operator/conventions.js'
 import {createIngresses} from '../support/api-setup.js'
 import {freshNamespace} from '../support/cluster.js'
-import {configRef as configOf} from '../support/helpers.js'
+import {configRef as configOf, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 const ingresses = (namespace: string, name?: string) => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
 const endpoints = (namespace: string, name?: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name})

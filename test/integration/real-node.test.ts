@@ -14,6 +14,7 @@ import {fileURLToPath} from 'node:url'
 import {KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {freshNamespace} from '../support/cluster.js'
+import {eventually} from '../support/helpers.js'
 import {canDropTables, hostTraces, nodeUnsupportedReason, startCluster, waitForServiceAccount, type NodeCluster} from '../support/node.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -81,8 +82,8 @@ suite(`a cluster with a real Node${unsupported ? ` (skipped: ${unsupported})` : 
       },
     })
     type Deployment = KubeObject & {status?: {readyReplicas?: number}}
-    await until('2 ready replicas', async () =>
-      (await client.get<Deployment>({group: 'apps', version: 'v1', plural: 'deployments', namespace, name: 'echo'})).status?.readyReplicas === 2)
+    await eventually(async () =>
+      (await client.get<Deployment>({group: 'apps', version: 'v1', plural: 'deployments', namespace, name: 'echo'})).status?.readyReplicas === 2, 120_000, '2 ready replicas')
     const list = await client.request<{items: Pod[]}>({path: `/api/v1/namespaces/${namespace}/pods`, query: {labelSelector: 'app=echo'}})
     assert.equal(list.items.length, 2)
     for (const pod of list.items) {
@@ -109,8 +110,8 @@ suite(`a cluster with a real Node${unsupported ? ` (skipped: ${unsupported})` : 
 
   it('fills aggregated ClusterRoles (view)', async () => {
     type Role = KubeObject & {rules?: unknown[]}
-    await until('rules in ClusterRole view', async () =>
-      ((await client.get<Role>({group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', name: 'view'})).rules?.length ?? 0) > 0)
+    await eventually(async () =>
+      ((await client.get<Role>({group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', name: 'view'})).rules?.length ?? 0) > 0, 120_000, 'rules in ClusterRole view')
   })
 
   it('routes a ClusterIP Service to both Pods from the host (kube-proxy)', async () => {
@@ -124,11 +125,11 @@ suite(`a cluster with a real Node${unsupported ? ` (skipped: ${unsupported})` : 
     const list = await client.request<{items: Pod[]}>({path: `/api/v1/namespaces/${namespace}/pods`, query: {labelSelector: 'app=echo'}})
     const names = new Set(list.items.map((p) => p.metadata?.name))
     const seen = new Set<string>()
-    await until('answers from both Pods through the Service', async () => {
+    await eventually(async () => {
       const body = await httpGet(`http://${ip}:80/`).catch(() => undefined)
       if (body) seen.add((JSON.parse(body) as {hostname: string}).hostname)
       return seen.size === 2
-    })
+    }, 120_000, 'answers from both Pods through the Service')
     assert.deepEqual(seen, names)
   })
 
@@ -147,15 +148,6 @@ suite(`a cluster with a real Node${unsupported ? ` (skipped: ${unsupported})` : 
     // iptables' nf_tables backend creates its tables on first use; with `nft` the clean-up deletes them again
     if (canDropTables()) assert.deepEqual(after.tables.filter((t) => !tracesBefore.tables.includes(t)), [], 'no iptables table that was not there before')
   })
-
-  async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      if (await check()) return
-      await new Promise((resolve) => setTimeout(resolve, 250))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  }
 })
 
 function httpGet(url: string): Promise<string> {

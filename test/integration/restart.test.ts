@@ -9,9 +9,9 @@ import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {applyCrd, waitEstablished} from '../../src/kube/crd-install.js'
 import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {controlPlane, freshNamespace} from '../support/cluster.js'
-import {configRef, ingressRef} from '../support/helpers.js'
+import {configRef, eventually, ingressRef} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually, startOperator} from '../support/operator-process.js'
+import {startOperator} from '../support/operator-process.js'
 import {upstreamCrd} from '../support/upstream-crds.js'
 
 type Synced = KubeObject & {metadata: {uid: string; name: string; namespace: string}; status?: {phase?: string; apiID?: string; api_id?: string}}

@@ -7,9 +7,9 @@ import {KubeApiError, type KubeClient, type KubeObject} from '../../src/kube/cli
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator, S3_KEY_PATTERN} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds} from '../support/cluster.js'
-import {configRef as configOf} from '../support/helpers.js'
+import {configRef as configOf, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 type Bucket = KubeObject & {metadata: {name: string; namespace?: string; uid: string; finalizers?: string[]}; spec: {name: string; region?: string; reclaim_policy?: string}; status?: Record<string, unknown> & {phase?: string; conditions?: Array<{type: string; status: string; reason: string; message: string}>}}
 type Secret = KubeObject & {data?: Record<string, string>; type?: string; metadata: {labels?: Record<string, string>; ownerReferences?: Array<Record<string, unknown>>; uid?: string}}

@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
-import {eventually} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 
@@ -45,6 +46,68 @@ describe('npm start (the sandbox)', function () {
       assert.match(stderr, /stopped; .* removed/)
     } finally {
       if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL')
+    }
+  })
+
+  /** Processes whose command line holds `text` (from /proc). */
+  const processesWith = (text: string) => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)
+    } catch {
+      return false
+    }
+  }).map(Number)
+
+  it('with :8888 taken, --smoke still passes (every port free or chosen); --smoke of an unknown flag is a usage error', async function () {
+    this.timeout(300_000)
+    const usage = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/sandbox.ts'), '--smoke', '--bogus'], {cwd: root, stdio: ['ignore', 'pipe', 'pipe']})
+    let usageErr = ''
+    usage.stderr.on('data', (chunk: Buffer) => {
+      usageErr += chunk.toString()
+    })
+    assert.equal(await new Promise((resolve) => usage.once('exit', resolve)), 2)
+    assert.match(usageErr, /Unknown option '--bogus'[\s\S]*Usage: npm start/)
+
+    // Jupyter's port, the external-dns webhook's default: taken. (Where it is taken already, that is the test too.)
+    const busy = net.createServer()
+    await new Promise<void>((resolve) => busy.once('error', () => resolve()).listen(8888, '127.0.0.1', () => resolve()))
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/sandbox.ts'), '--smoke'], {cwd: root, stdio: ['ignore', 'pipe', 'pipe']})
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+      })
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+      assert.equal(code, 0, stderr)
+      assert.match(stderr, /smoke: OK/)
+    } finally {
+      busy.close()
+    }
+  })
+
+  it('kill -KILL of the sandbox takes its operator with it (a watchdog), and its directory', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/sandbox.ts'), '--interval', '1', '--no-examples'], {
+      cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    try {
+      await eventually(async () => /operator log\s+(\S+operator\.log)/.test(stdout), 150_000, 'the banner')
+      const dir = path.dirname(/operator log\s+(\S+operator\.log)/.exec(stdout)![1]!)
+      const kubeconfig = path.join(dir, 'kubeconfig')
+      const operators = () => processesWith(kubeconfig).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('operator\0run'))
+      await eventually(async () => operators().length > 0, 30_000, 'the operator process')
+      process.kill(child.pid!, 'SIGKILL')
+      await eventually(async () => operators().length === 0, 30_000, 'the operator gone after the sandbox was killed')
+      await eventually(async () => !existsSync(dir), 30_000, `${dir} removed`)
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        // gone already
+      }
     }
   })
 })

@@ -1,7 +1,7 @@
 /**
  * The DNS webhooks serve on every replica: an in-process operator that is a standby (the test holds the leader lease
  * as the "other replica") serves the external-dns webhook with the identity the leader wrote into the status, sends no
- * heartbeat and writes nothing; its DNS01 webhook serves a self-signed certificate until the serving Secret appears,
+ * heartbeat and writes nothing of its own (the changes external-dns sends it it applies); its DNS01 webhook serves a self-signed certificate until the serving Secret appears,
  * then the Secret's, and reloads it when it is renewed; once the lease is free it leads, and the webhooks keep serving
  * through the promotion (the same servers: they are not restarted).
  */
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import {X509Certificate} from 'node:crypto'
 import https from 'node:https'
 import type {TLSSocket} from 'node:tls'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {createCertificate} from '../../src/lib/x509.js'
 import {DNS01_SERVING_SECRET, OPERATOR_NAME} from '../../src/operator/conventions.js'
@@ -17,9 +17,8 @@ import {EXTERNAL_DNS_MEDIA_TYPE} from '../../src/operator/dns/records.js'
 import {LeaderElector} from '../../src/operator/runtime/leader-election.js'
 import type {ApiSimulator} from '../support/api-simulator/index.js'
 import {freePort} from '../support/control-plane.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 
@@ -82,6 +81,16 @@ describe('DNS webhooks on a standby replica (in-process operator, lease held by 
     const status = (await client.get<OperatorConfigObject>(configRef(namespace))).status
     assert.equal(status?.controllers, undefined, 'a standby writes no feature states')
     assert.equal(status?.conditions, undefined, 'a standby writes no conditions')
+  })
+
+  it('a standby applies the changes external-dns sends it (the write fence guards its own work, not a caller\'s request)', async () => {
+    const response = await fetch(`${webhook}/records`, {
+      method: 'POST', headers: {'Content-Type': EXTERNAL_DNS_MEDIA_TYPE},
+      body: JSON.stringify({create: [{dnsName: 'www.standby.example', targets: ['192.0.2.10'], recordType: 'A'}]}),
+    })
+    assert.equal(response.status, 204, await response.text())
+    assert.equal(harness.operator!.manager.isLeader, false, 'still a standby')
+    assert.deepEqual(sim.list('domains/dnsrecords').filter((r) => r.type === 'A').map((r) => `${r.name} ${r.content}`), ['www.standby.example 192.0.2.10'])
   })
 
   it('a standby serves the DNS01 webhook: self-signed without the Secret, then the Secret\'s certificate, and its renewal, without a restart', async () => {

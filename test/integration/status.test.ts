@@ -7,6 +7,7 @@ import type {ResourceRow, StatusReport} from '../../src/cli/status-view.js'
 import {findCrd} from '../../src/crds/index.js'
 import type {KubeClient} from '../../src/kube/client.js'
 import {collectInventory, listAllPages, listPath} from '../../src/kube/resources-inventory.js'
+import {Heartbeat} from '../../src/operator/runtime/heartbeat.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
 import {writeKubeconfig} from '../support/kubeconfig-file.js'
 
@@ -33,7 +34,9 @@ describe('polycrate operator status on a real kube-apiserver', () => {
   let ns: string
   const completedAt = hoursAgo(50)
   let kubeconfig: string
-  const status = (...args: string[]) => runCommand(['operator', 'status', '--kubeconfig', kubeconfig, ...args])
+  /** What an `operator run` without leader election in `ns` renews: status sees an operator running there. */
+  let heartbeat: Heartbeat
+  const status = (...args: string[]) => runCommand(['operator', 'status', '--kubeconfig', kubeconfig, '--operator-namespace', ns, ...args])
 
   before(async () => {
     await ensureCrds()
@@ -60,8 +63,18 @@ describe('polycrate operator status on a real kube-apiserver', () => {
       local_cluster: {cluster_name: 'prod-eu', cluster_id: 'c-42'},
       controllers: [{name: 'endpoint-discovery', enabled: true, running: true}, {name: 'backup-discovery', enabled: true, running: false, reason: 'CRDMissing'}],
     })
+    heartbeat = new Heartbeat({client, namespace: ns, identity: 'status-test_1', host: 'status-test-host', pid: 4242, version: '0.1.0'})
+    heartbeat.start()
+    // The positive signal: its Lease is held.
+    for (let found = false; !found;) {
+      const leases = await client.request<{items: Array<{spec?: {holderIdentity?: string}}>}>({path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`})
+      found = leases.items.some((lease) => lease.spec?.holderIdentity === 'status-test_1')
+    }
   })
-  after(() => client.close())
+  after(async () => {
+    await heartbeat.stop()
+    client.close()
+  })
 
   it('prints the OperatorConfig summary and one table per kind, both status spellings', async () => {
     const {stdout, stderr, error} = await status('--namespace', ns)
@@ -72,7 +85,12 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     // eslint-disable-next-line no-control-regex
     assert.doesNotMatch(stdout, /\x1b\[/, 'no colours when stdout is not a TTY')
 
+    // First what runs: the process whose heartbeat renews, outside the cluster.
+    assert.match(stdout, new RegExp(`^ {2}Namespace: +${ns} \\(--operator-namespace\\)$`, 'm'))
+    assert.match(stdout, /^ {2}State: +running: a process on host status-test-host \(pid 4242\), outside the cluster without leader election \(heartbeat renewed \d+s ago\)$/m)
+    assert.match(stdout, /^ {4}status-test-host +4242 +0\.1\.0 +polycrate-operator-run-status-test-host-[0-9a-f]{8} +running, renewed \d+s ago$/m)
     assert.match(stdout, new RegExp(`^OperatorConfig ${ns}/default$`, 'm'))
+    assert.match(stdout, /^ {2}Reported: +last reported \d+s ago \(.*\) by a process on host status-test-host \(pid 4242\), outside the cluster; it keeps it current$/m)
     assert.match(stdout, /^ {2}Phase: +Ready$/m)
     assert.match(stdout, /^ {2}Workspace: +acme-prod \(organization Acme\), resolved \d+s ago$/m)
     assert.match(stdout, /^ {2}Local cluster: +prod-eu \(id c-42\)$/m)
@@ -131,7 +149,15 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     assert.deepEqual(find(report, 'OperatorConfig', 'default')?.columns, {'API Sync': 'true', Workspace: 'acme-prod'})
     assert.deepEqual(report.resources.map((r) => r.kind), ['OperatorConfig', 'Endpoint', 'Host', 'K8sApp', 'Backup', 'Certificate'])
 
-    const withoutAge = (r: StatusReport) => ({...r, resources: r.resources.map((row) => ({...row, age: ''}))})
+    assert.equal(report.operator?.running, true)
+    assert.equal(report.operatorConfigs[0]?.reported?.stale, false)
+    // Ages move between two runs: the resources' AGE, the leases' "renewed … ago".
+    const withoutAge = (r: StatusReport) => ({
+      ...r,
+      operator: {...r.operator, summary: '', instance: null},
+      operatorConfigs: r.operatorConfigs.map((config) => ({...config, reported: {...config.reported, at: ''}})),
+      resources: r.resources.map((row) => ({...row, age: ''})),
+    })
     const fromYaml = await status('--namespace', ns, '-o', 'yaml')
     assert.equal(fromYaml.error, undefined)
     assert.deepEqual(withoutAge(yaml.load(fromYaml.stdout) as StatusReport), withoutAge(report))
@@ -166,20 +192,37 @@ describe('polycrate operator status on a real kube-apiserver', () => {
     assert.match(error!.message, /^Unknown kind "widgets"\. Valid kinds: /)
   })
 
-  it('an empty namespace: no OperatorConfig there, no resources', async () => {
+  it('-n <a namespace without objects>: no resources there, but the operator and its OperatorConfig are shown (not filtered away)', async () => {
     const empty = await freshNamespace(client, 'status-empty')
     const {stdout, error} = await status('-n', empty)
     assert.equal(error, undefined, error?.message)
-    assert.equal(stdout, [
-      'Polycrate Operator Status',
-      '=========================',
-      `Cluster: ${controlPlane().server}`,
-      '',
-      `No OperatorConfig in namespace ${empty}.`,
-      '',
-      'No polycrate.io resources found.',
-      '',
-    ].join('\n'))
+    assert.match(stdout, /^ {2}State: +running: /m)
+    assert.match(stdout, new RegExp(`^OperatorConfig ${ns}/default$`, 'm'))
+    assert.doesNotMatch(stdout, /No OperatorConfig/)
+    assert.match(stdout, /^No polycrate\.io resources found\.$/m)
+  })
+
+  it('nothing runs (the process stopped): said plainly, the OperatorConfig STALE, exit 1 after printing it all', async () => {
+    const stopped = await freshNamespace(client, 'status-stopped')
+    await createWithStatus(client, 'OperatorConfig', stopped, 'default', {}, {
+      phase: 'Ready',
+      conditions: [{type: 'Ready', status: 'True', reason: 'ControllersRunning', message: 'Running: endpoint-discovery.', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z')}],
+    })
+    const other = new Heartbeat({client, namespace: stopped, identity: 'laptop_2', host: 'laptop', pid: 7, version: '0.1.0'})
+    other.start()
+    await other.stop()
+    const {stdout, error} = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig, '--operator-namespace', stopped, '-n', stopped])
+    assert.equal(error?.oclif?.exit, 1, 'nothing runs')
+    assert.match(stdout, new RegExp(`^ {2}State: +NOTHING RUNS in namespace ${stopped}; last seen: heartbeat Lease polycrate-operator-run-laptop-[0-9a-f]{8} released \\d+s ago \\(the process stopped\\)$`, 'm'))
+    assert.match(stdout, /^ {4}laptop +7 +0\.1\.0 +polycrate-operator-run-laptop-[0-9a-f]{8} +stopped \d+s ago$/m)
+    assert.match(stdout, /^ {2}Reported: +STALE — last reported \d+s ago .*no operator runs to keep it current/m)
+    assert.match(stdout, /^ {2}Phase: +Ready \(as last reported\)$/m)
+    assert.match(stdout, /^OperatorConfigs$/m, 'and the rest of the report is printed')
+    const json = await runCommand(['operator', 'status', '--kubeconfig', kubeconfig, '--operator-namespace', stopped, '-n', stopped, '--json'])
+    assert.equal(json.error?.oclif?.exit, 1)
+    const report = JSON.parse(json.stdout) as StatusReport
+    assert.equal(report.operator?.running, false)
+    assert.equal(report.operatorConfigs[0]?.reported?.stale, true)
   })
 
   it('an identity without RBAC rights gets the 403 line, exit 1', async () => {

@@ -10,7 +10,8 @@ import type {KubeClient, KubeObject} from '../../src/kube/client.js'
 import {operatorNamespaceFor} from '../support/api-setup.js'
 import {ApiSimulator} from '../support/api-simulator/index.js'
 import {adminClient, controlPlane, ensureCrds, freshNamespace} from '../support/cluster.js'
-import {eventually, startOperator, type OperatorProcess} from '../support/operator-process.js'
+import {eventually} from '../support/helpers.js'
+import {startOperator, type OperatorProcess} from '../support/operator-process.js'
 
 const endpointsRef = (namespace: string) => ({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace})
 const HOLD_MS = 1500

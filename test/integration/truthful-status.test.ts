@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import type {OperatorConfigStatus} from '../../src/crds/operator-config.js'
+import {runCommand} from '@oclif/test'
+import type {OperatorConfigStatus} from '../../src/crds/operatorconfig.js'
 import {endpointCrd} from '../../src/crds/endpoint.js'
 import {customResourceDefinitions} from '../../src/crds/render.js'
 import type {KubeObject} from '../../src/kube/client.js'
 import {installCrds} from '../../src/kube/crd-install.js'
-import {freshNamespace} from '../support/cluster.js'
+import {controlPlane, freshNamespace} from '../support/cluster.js'
 import {freePort} from '../support/control-plane.js'
 import {inProcessOperator} from '../support/operator-harness.js'
-import {eventually} from '../support/operator-process.js'
-import {configRef} from '../support/helpers.js'
+import {configRef, eventually} from '../support/helpers.js'
 
 type OperatorConfigObject = KubeObject & {status?: OperatorConfigStatus}
 type Event = {type: string; reason: string; message: string; involvedObject: {kind: string; name: string}}
@@ -170,5 +170,65 @@ describe('status that tells the truth (in-process operator + simulator)', functi
     await eventually(async () => (await fetch(`${harness.probeUrl}/readyz`)).status === 200, 30_000, '/readyz 200 again')
     // and discovery runs again: the Ingress's Endpoint CR comes back
     await eventually(async () => (await harness.client.request<{items: unknown[]}>({path: `/apis/polycrate.io/v1alpha1/namespaces/${apps}/endpoints`})).items.length === 1, 30_000, 'Endpoint CR again')
+  })
+
+  it('one truth: through a failed feature, an invalid config on top and the recovery, the Ready condition, /readyz, `health` and `status` agree', async () => {
+    /** The four views of readiness at one moment (once the condition shows `expected`). */
+    const views = async (expected: {ready: 'True' | 'False'; reason: string; valid: 'True' | 'False'}) => {
+      const object = await waitFor((o) => condition(o, 'Ready')?.status === expected.ready && condition(o, 'Ready')?.reason === expected.reason && condition(o, 'Valid')?.status === expected.valid,
+        `Ready=${expected.ready} ${expected.reason}, Valid=${expected.valid}`)
+      const readyz = await eventually(async () => {
+        const response = await fetch(`${harness.probeUrl}/readyz?verbose`)
+        return (response.status === 200) === (expected.ready === 'True') ? {status: response.status, text: await response.text()} : undefined
+      }, 30_000, `/readyz ${expected.ready === 'True' ? '200' : 'failing'}`)
+      const health = await runCommand(['operator', 'health', '--url', harness.probeUrl])
+      const status = await runCommand(['operator', 'status', '--kubeconfig', controlPlane().kubeconfigPath, '--operator-namespace', harness.namespace, '--kind', 'oc', '-n', harness.namespace])
+      return {object, readyz, health, status}
+    }
+    const busy = net.createServer()
+    await new Promise<void>((resolve) => busy.listen(0, resolve))
+    const busyPort = (busy.address() as net.AddressInfo).port
+    try {
+      // 1. The external-dns webhook cannot start: its port is taken.
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {enabled: true, port: busyPort}}})
+      const failed = await views({ready: 'False', reason: 'FeatureFailed', valid: 'True'})
+      assert.match(failed.readyz.text, /\[-\]features failed: external-dns-webhook: could not start/)
+      assert.equal(failed.health.error?.oclif?.exit, 1, 'health fails')
+      assert.match(failed.health.stdout, /readiness\s+(failed|not ready)/)
+      assert.equal(failed.status.error, undefined, 'the operator runs: status exits 0')
+      assert.match(failed.status.stdout, /^ {2}Phase: +Degraded$/m)
+      assert.match(failed.status.stdout, /^ {4}Ready +False +FeatureFailed +Not running: external-dns-webhook/m)
+
+      // 2. Then an invalid config on top: the last valid configuration stays in force, and that hides nothing.
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {node_discovery: {label_selector: 'a b=c!!'}}})
+      const invalid = await views({ready: 'False', reason: 'FeatureFailed', valid: 'False'})
+      assert.match(invalid.object.status?.message ?? '', /^Not running: external-dns-webhook .*Invalid OperatorConfig: spec\.node_discovery\.label_selector/)
+      assert.equal(invalid.health.error?.oclif?.exit, 1)
+      assert.match(invalid.status.stdout, /^ {4}Ready +False +FeatureFailed /m)
+      assert.doesNotMatch(invalid.status.stdout, /LastValidConfigInForce/)
+
+      // 3. The spec fixed, the port still taken: valid, and still not ready — a change while invalid was not applied.
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {node_discovery: {label_selector: ''}}})
+      const stillFailed = await views({ready: 'False', reason: 'FeatureFailed', valid: 'True'})
+      assert.equal(stillFailed.health.error?.oclif?.exit, 1)
+
+      // 4. A free port: Ready — all four say so.
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {port: await freePort()}}})
+      const fixed = await views({ready: 'True', reason: 'ControllersRunning', valid: 'True'})
+      assert.equal(fixed.readyz.status, 200)
+      assert.equal(fixed.health.error, undefined)
+      assert.match(fixed.status.stdout, /^ {2}Phase: +Ready$/m)
+
+      // 5. An invalid change with nothing failing: ready on the last valid configuration (Degraded, Valid=False), and health agrees.
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {node_discovery: {label_selector: 'a b=c!!'}}})
+      const lastValid = await views({ready: 'True', reason: 'LastValidConfigInForce', valid: 'False'})
+      assert.equal(lastValid.readyz.status, 200)
+      assert.equal(lastValid.health.error, undefined)
+      assert.match(lastValid.status.stdout, /^ {4}Ready +True +LastValidConfigInForce /m)
+      assert.match(lastValid.status.stdout, /^ {2}Phase: +Degraded$/m)
+    } finally {
+      busy.close()
+      await harness.client.mergePatch(configRef(harness.namespace), {spec: {external_dns_webhook: {enabled: false}, node_discovery: {label_selector: ''}}})
+    }
   })
 })

@@ -3,6 +3,8 @@ import type {Clock} from '../../src/lib/clock.js'
 
 export class FakeTimers implements Clock {
   private time: number
+  /** How far the wall clock (now) is off the monotonic time (stepWall). */
+  private wallOffset = 0
   private seq = 0
   private readonly pending = new Map<number, {at: number; seq: number; callback: () => void}>()
 
@@ -11,7 +13,25 @@ export class FakeTimers implements Clock {
   }
 
   now(): number {
+    return this.time + this.wallOffset
+  }
+
+  /** The monotonic time the timers run on (starts equal to now()). */
+  monotonic(): number {
     return this.time
+  }
+
+  /** Steps the wall clock only (NTP, a VM restored from a snapshot): timers and monotonic time do not move. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms
+  }
+
+  /**
+   * Moves the clock by `ms` without running anything: a process frozen (SIGSTOP) and just woken up, whose overdue
+   * timers have not fired yet (I/O callbacks can run before them). `advance(0)` fires them.
+   */
+  freeze(ms: number): void {
+    this.time += ms
   }
 
   setTimeout(callback: () => void, ms: number): unknown {

@@ -1,6 +1,6 @@
 /**
  * Small helpers the test files used to copy: hashes, object refs, the result checks of the discovery mappers,
- * a validated agent config, and `until` (polling a synchronous condition).
+ * a validated agent config, and the one pair of waits, `eventually` and `never`.
  */
 import assert from 'node:assert/strict'
 import {createHash} from 'node:crypto'
@@ -23,13 +23,45 @@ export function agentConfig(agent: Record<string, unknown> = {}): AgentConfig {
   return validation.config.agent
 }
 
-/** Polls a synchronous condition every 5 ms until it holds; throws after `ms`. */
-export async function until(condition: () => boolean, what = 'condition', ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
+/** How often the waits ask: first at once, then after 5 ms, doubling up to 200 ms (quick in unit tests, light on an apiserver). */
+const pollDelays = function* () {
+  for (let ms = 5; ; ms = Math.min(200, ms * 2)) yield ms
+}
+
+/**
+ * Asks `check` until it returns a value (not undefined or false) and resolves with it; an error it throws counts as
+ * "not yet" (the last one is in the timeout's message). After `timeoutMs` it fails with `what`. The one wait for a
+ * positive signal in the tests: a status, an Event, a request the simulator saw, a counter.
+ */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (const ms of pollDelays()) {
+    try {
+      const value = await check()
+      if (value !== undefined && value !== false) return value
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline) break
+    await new Promise((resolve) => setTimeout(resolve, ms))
   }
+  throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`)
+}
+
+/**
+ * Asserts that something does not happen, without sleeping: `happened` is asked while waiting (as eventually does)
+ * for `settled`, a positive sign that it would have happened by then (a later reconcile, an Event, a request served
+ * after it), and once more after that sign. Fails as soon as `happened` holds, or when the sign does not come within
+ * `timeoutMs`. On fake time, move the clock past the moment instead and assert directly.
+ */
+export async function never(happened: () => unknown, settled: () => unknown, what = 'it', timeoutMs = 30_000): Promise<void> {
+  let seen = false
+  await eventually(async () => {
+    if (await happened()) seen = true
+    return seen || Boolean(await settled())
+  }, timeoutMs, `the sign that ${what} would have happened by now`)
+  assert.ok(!seen && !(await happened()), `${what} happened`)
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/

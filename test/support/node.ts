@@ -22,6 +22,7 @@ import {KubeClient, type KubeObject} from '../../src/kube/client.js'
 import {loadKubeConfig} from '../../src/kube/kubeconfig.js'
 import {ensureBinaries, firstAddress, freePort, startControlPlane, type ControlPlane} from './control-plane.js'
 import {writeKubeconfig} from './kubeconfig-file.js'
+import {eventually} from './helpers.js'
 import {
   alive, BRIDGE, cleanupNode, CNI_NETWORK, containerdSocket, createBridge, ctr, HOST_IP, NODE_BASE, NODE_NAME,
   nodeUnsupportedReason, POD_CIDR, readState, SERVICE_CIDR, snapshotHost, writeState,
@@ -123,7 +124,7 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
     // containerd: its own root, state and socket; the locally built sandbox image; overlayfs; our CNI config.
     await writeFile(path.join(dirs.config, 'containerd.toml'), containerdConfig(dirs, images.pause))
     const containerd = await daemon('containerd', 'containerd', ['--config', path.join(dirs.config, 'containerd.toml')])
-    await Promise.race([waitFor('containerd', () => ctr('version').then(() => true, () => false), 30_000), exitedEarly('containerd', containerd)])
+    await Promise.race([eventually(() => ctr('version').then(() => true, () => false), 30_000, 'containerd'), exitedEarly('containerd', containerd)])
     for (const name of ['pause', 'echo']) await importImage(path.join(imagesDir, `${name}.tar`))
     step('containerd running, images imported')
 
@@ -152,13 +153,13 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
     try {
       const timeout = options.readyTimeoutMs ?? 180_000
       await Promise.race([
-        waitFor(`Node ${NODE_NAME} Ready (see kubelet.log)`, () => nodeReady(client), timeout),
+        eventually(() => nodeReady(client), timeout, `Node ${NODE_NAME} Ready (see kubelet.log)`),
         exitedEarly('kubelet', kubelet), exitedEarly('kube-scheduler', scheduler), exitedEarly('kube-proxy', proxy),
       ])
       step(`Node ${NODE_NAME} Ready`)
       const serviceIp = firstAddress(SERVICE_CIDR)
       await Promise.race([
-        waitFor(`kube-proxy to serve ${serviceIp}:443`, () => connects(serviceIp, 443), 60_000),
+        eventually(() => connects(serviceIp, 443), 60_000, `kube-proxy to serve ${serviceIp}:443`),
         exitedEarly('kube-proxy', proxy),
       ])
       step(`kube-proxy serves the kubernetes Service at ${serviceIp}:443`)
@@ -192,8 +193,8 @@ export async function startCluster(options: NodeClusterOptions = {}): Promise<No
  * ServiceAccount admission plugin on, Pods are refused until it exists.
  */
 export async function waitForServiceAccount(client: KubeClient, namespace: string, name = 'default', timeoutMs = 60_000): Promise<void> {
-  await waitFor(`ServiceAccount ${namespace}/${name}`, async () =>
-    (await client.getOrUndefined({group: '', version: 'v1', plural: 'serviceaccounts', namespace, name}).catch(() => undefined)) !== undefined, timeoutMs)
+  await eventually(async () =>
+    (await client.getOrUndefined({group: '', version: 'v1', plural: 'serviceaccounts', namespace, name}).catch(() => undefined)) !== undefined, timeoutMs, `ServiceAccount ${namespace}/${name}`)
 }
 
 /** Builds (or reuses) the pause and echo images; returns their directory. */
@@ -218,7 +219,7 @@ async function claimHost(log: (line: string) => void): Promise<void> {
   }
   if (previous?.watchdogPid && alive(previous.watchdogPid)) {
     // the watchdog of a run that died is cleaning up right now
-    await waitFor('the previous run\'s clean-up', async () => !alive(previous.watchdogPid), 120_000)
+    await eventually(async () => !alive(previous.watchdogPid), 120_000, 'the previous run\'s clean-up')
   }
   const leftovers = previous !== undefined || existsSync(NODE_BASE) || (await run('ip', ['link', 'show', BRIDGE]).then(() => true, () => false))
   if (leftovers) {
@@ -343,13 +344,4 @@ function connects(host: string, port: number): Promise<boolean> {
       resolve(false)
     })
   })
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 500))
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`)
 }

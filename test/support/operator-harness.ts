@@ -9,13 +9,14 @@
  *   it('…', async () => { const {client, sim} = harness; … })
  */
 import type {KubeClient} from '../../src/kube/client.js'
+import {systemClock} from '../../src/lib/clock.js'
 import {createLogger, silentLogger, type LogLevel} from '../../src/lib/logger.js'
 import {createOperator, type Operator, type OperatorOptions} from '../../src/operator/operator.js'
 import {operatorNamespaceFor} from './api-setup.js'
 import {ApiSimulator} from './api-simulator/index.js'
 import {adminClient, ensureCrds, freshNamespace} from './cluster.js'
 import {freePort} from './control-plane.js'
-import {eventually} from './operator-process.js'
+import {eventually} from './helpers.js'
 
 export type LogLine = Record<string, unknown> & {msg?: string; level?: string}
 
@@ -57,11 +58,13 @@ export class OperatorHarness {
   operator: Operator | undefined
   /** JSON log lines of every run (with `logLevel`). */
   readonly logs: LogLine[] = []
-  /** The operator's clock runs this far ahead of the wall clock: a test moves it instead of waiting. */
+  /** The operator's wall clock (now) runs this far ahead; its timers and monotonic time do not: a test moves it instead of waiting. */
   offsetMs = 0
   metricsUrl = ''
   probeUrl = ''
   private simulator: ApiSimulator | undefined
+  /** The operator's own client under leader election (its manager puts the write fence on it; the test's writes go through `client`). */
+  private operatorClient: KubeClient | undefined
   private abort: AbortController | undefined
   private running: Promise<void> | undefined
   private metricsBindAddress = '0'
@@ -104,10 +107,12 @@ export class OperatorHarness {
     const logger = this.options.logLevel
       ? createLogger({level: this.options.logLevel, format: 'json', write: (line) => this.logs.push(JSON.parse(line) as LogLine)})
       : silentLogger
+    const leaderElection = overrides.leaderElection ?? this.options.leaderElection
+    if (leaderElection && !this.operatorClient) this.operatorClient = adminClient()
     this.operator = createOperator({
-      client: this.client, namespace: this.namespace, logger,
+      client: leaderElection ? this.operatorClient! : this.client, namespace: this.namespace, logger,
       metricsBindAddress: this.metricsBindAddress, probeBindAddress: this.probeBindAddress,
-      clock: () => Date.now() + this.offsetMs,
+      clock: {...systemClock, now: () => systemClock.now() + this.offsetMs},
       ...(this.options.features ? {features: this.options.features} : {}),
       ...(this.options.leaderElection !== undefined ? {leaderElection: this.options.leaderElection} : {}),
       ...overrides,
@@ -129,6 +134,7 @@ export class OperatorHarness {
     if (this.client) await this.options.cleanup?.(this)
     await this.stop()
     this.client?.close()
+    this.operatorClient?.close()
     await this.simulator?.close()
   }
 

@@ -89,22 +89,6 @@ export async function startOperator(options: {kubeconfig: string; namespace: str
   return operator
 }
 
-/** Polls until `check` returns a value (not undefined/false) or the time is up. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined && value !== false) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
 /**
  * SIGKILLs `operator` the moment the simulator has answered a request after which `reached()` holds (the simulator
  * calls back synchronously once a request took effect), so the kill lands mid-sync however fast the sync runs;

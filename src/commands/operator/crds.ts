@@ -20,6 +20,11 @@ export default class Crds extends JsonAwareCommand {
 
   static override flags = oclifFlags(crdsFlags)
 
+  /** The CRDs print as YAML; with --list or --output-dir, -o yaml is the document --json prints. */
+  protected override yamlIsText(): boolean {
+    return !this.argv.some((arg) => arg === '--list' || arg === '--output-dir' || arg.startsWith('--output-dir='))
+  }
+
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Crds)
     return this.runShared((out) => runCrds(flags, out))

@@ -1,13 +1,15 @@
 import * as Flags from '@oclif/core/flags'
 import chalk from 'chalk'
 import ora from 'ora'
-import {JsonAwareCommand} from '../../cli/json-aware-command.js'
+import {colourEnabled} from '../../cli/colour.js'
+import {JsonAwareCommand, outputFlag} from '../../cli/json-aware-command.js'
 import {kubeFlags} from '../../cli/kube-flags.js'
 import {allCrds} from '../../crds/index.js'
 import {customResourceDefinitions} from '../../crds/render.js'
 import {KubeClient} from '../../kube/client.js'
 import {installCrds, type InstallResult} from '../../kube/crd-install.js'
 import {describeKubeError} from '../../kube/errors.js'
+import {assertKubernetes} from '../../kube/server-check.js'
 import {loadKubeConfig} from '../../kube/kubeconfig.js'
 import {FIELD_MANAGER} from '../../operator/conventions.js'
 
@@ -27,6 +29,7 @@ export default class InstallCrds extends JsonAwareCommand {
 
   static override flags = {
     ...kubeFlags,
+    output: outputFlag,
     'dry-run': Flags.boolean({summary: 'Show what would be installed or changed; write nothing (server-side dry run).'}),
     timeout: Flags.integer({summary: 'Seconds to wait for each CRD to become Established.', default: 60, min: 1}),
   }
@@ -36,10 +39,12 @@ export default class InstallCrds extends JsonAwareCommand {
     const dryRun = flags['dry-run']
     let client: KubeClient | undefined
     const interactive = Boolean(process.stderr.isTTY) && !this.jsonEnabled()
-    const spinner = interactive ? ora({stream: process.stderr}) : undefined
+    const colour = interactive && colourEnabled(process.stdout)
+    const spinner = interactive ? ora({stream: process.stderr, color: colourEnabled(process.stderr) ? 'cyan' : false}) : undefined
     try {
       const loaded = loadKubeConfig({kubeconfig: flags.kubeconfig, context: flags.context})
       client = KubeClient.from(loaded, {fieldManager: FIELD_MANAGER})
+      await assertKubernetes(client, loaded.server)
       const crds = customResourceDefinitions(allCrds)
       if (!this.jsonEnabled()) {
         this.log(`${dryRun ? 'Checking' : 'Installing'} ${crds.length} CRDs on ${loaded.server}${dryRun ? ' (dry run)' : ''}`)
@@ -50,7 +55,7 @@ export default class InstallCrds extends JsonAwareCommand {
         timeoutMs: flags.timeout * 1000,
         onResult: (result) => {
           if (this.jsonEnabled()) return
-          const line = `${outcomeLabel(result, dryRun, interactive)} ${result.name}`
+          const line = `${outcomeLabel(result, dryRun, colour)} ${result.name}`
           if (spinner) spinner.stopAndPersist({symbol: ' ', text: line}).start()
           else this.log(line)
         },

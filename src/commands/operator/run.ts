@@ -11,9 +11,11 @@ export default class Run extends Command {
     'Watches the cluster, reconciles the polycrate.io resources and (when configured) syncs them with the Polycrate ' +
     'API. Serves Prometheus metrics (over HTTPS to authorized callers with --metrics-secure) and /healthz + /readyz: ' +
     'in a Pod on :8080 and :8081, out of a Pod on loopback only (127.0.0.1), as is the external-dns webhook, unless an ' +
-    'address is given. With --leader-elect only one replica reconciles at a time. ' +
+    'address is given. With --leader-elect only one replica reconciles at a time (the leader Lease ' +
+    'polycrate-operator-leader); without it the process renews a heartbeat Lease of its own ' +
+    '(polycrate-operator-run-<host>), so that `status` and `uninstall` see that it runs. ' +
     'On SIGTERM it stops taking new work, lets in-flight reconciles finish (up to --graceful-shutdown-timeout), ' +
-    'releases the leader lease and exits 0.'
+    'releases the leader lease (or clears its heartbeat) and exits 0.'
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --kubeconfig ~/.kube/config',

@@ -7,13 +7,14 @@
 import {isDeepStrictEqual} from 'node:util'
 import {adoptOrCreate, ApiAuthError, ApiError, ApiNetworkError, type PolycrateApiClient} from '../../api/index.js'
 import {API_VERSION} from '../../crds/define.js'
-import {operatorConfigCrd} from '../../crds/operator-config.js'
+import {operatorConfigCrd} from '../../crds/operatorconfig.js'
 import type {Condition} from '../../crds/schema.js'
 import type {KubeObject} from '../../kube/client.js'
 import {isoNow, timeoutSignal, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import {operatorVersion} from '../../version.js'
-import {setCondition, type OperatorConfig} from '../config/operator-config.js'
+import {findStatusCondition, setStatusCondition} from '../../kube/conditions.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {conditionTypes, OPERATOR_CONFIG_NAME, OPERATOR_NAME} from '../conventions.js'
 import type {EventRecorder} from '../../kube/events.js'
@@ -103,12 +104,12 @@ export function marksStopped(why: StopReason | undefined, isLeader: boolean): bo
 
 /** The APIConnected condition among `conditions`. */
 export function apiConnectedOf(conditions: readonly Condition[] | undefined): Condition | undefined {
-  return conditions?.find((c) => c.type === conditionTypes.apiConnected)
+  return findStatusCondition(conditions, conditionTypes.apiConnected)
 }
 
 export interface ApiSyncAgentOptions {
   /** Its timers are the clock of the heartbeat (the controller's requeues), its uptime and its timestamps. */
-  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger' | 'timers'> & Partial<Pick<Manager, 'metrics'>>
+  manager: Pick<Manager, 'client' | 'namespace' | 'isLeader' | 'logger' | 'clock'> & Partial<Pick<Manager, 'metrics'>>
   config: OperatorConfig
   session: ApiSession
   token: TokenRef
@@ -131,7 +132,7 @@ export class ApiSyncAgent {
 
   constructor(private readonly options: ApiSyncAgentOptions) {
     this.key = `${options.manager.namespace}/${OPERATOR_CONFIG_NAME}`
-    this.clock = options.manager.timers
+    this.clock = options.manager.clock
     this.startedAt = this.clock.now()
     this.retrySeconds = Math.min(options.config.api_sync.sync_interval_seconds, 30)
   }
@@ -178,7 +179,7 @@ export class ApiSyncAgent {
     // once; at shutdown the next leader takes over).
     if (!object || !marksStopped(why, manager.isLeader)) return
     const reason = why?.kind === 'disabled' ? 'APISyncDisabled' : 'APISyncStopped'
-    const conditions = setCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, isoNow(this.clock))
+    const conditions = setStatusCondition(object.status?.conditions?.filter((c) => c.type === conditionTypes.apiConnected), {type: conditionTypes.apiConnected, status: 'False', reason, message}, isoNow(this.clock))
     const next = {api_sync: object.status?.api_sync, local_cluster: object.status?.local_cluster, agent: object.status?.agent, conditions}
     const timeout = timeoutSignal(this.clock, 10_000)
     try {
@@ -281,6 +282,7 @@ export class ApiSyncAgent {
       lookup: {workspaces: workspaceId},
       body: {name: slug(name), display_name: name, kind: 'generic'},
       signal,
+      clock: this.clock,
     })
     return {clusterId: object.id, clusterName: object.name ?? name, created}
   }
@@ -293,6 +295,7 @@ export class ApiSyncAgent {
       lookup: {name_exact: OPERATOR_NAME, k8s_cluster: clusterId},
       body: {name: OPERATOR_NAME, namespace: this.options.manager.namespace, kind: 'polycrate', k8s_cluster: clusterId, installed_version: version, installed: true},
       signal,
+      clock: this.clock,
     })
     if (!created && object.installed_version !== version) await api.k8sApps.update(object.id, {installed_version: version, installed: true}, {signal})
     this.ownAppSynced = `${clusterId}/${version}`

@@ -6,7 +6,7 @@
  * No token, a rejected token and an unreachable API each get an `APIConnected=False` condition that says what
  * to do; the operator keeps running and retries.
  */
-import {operatorConfigCrd} from '../../crds/operator-config.js'
+import {operatorConfigCrd} from '../../crds/operatorconfig.js'
 import {crdResource} from '../../crds/define.js'
 import {resources} from '../../kube/resources.js'
 import {credentialsSecret, type OperatorConfig} from '../config/operator-config.js'
@@ -19,7 +19,7 @@ import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import {ApiSyncAgent, type SecretObject} from './api-sync-agent.js'
 
 
-export function createApiSyncFeature(session: ApiSession): Feature {
+export function createApiSyncFeature(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'api-sync',
     enabled: (config) => config.api_sync.enabled,

@@ -1,6 +1,6 @@
 /** What the API sync writes into OperatorConfig.status (pure; the feature applies it server-side). */
-import type {OperatorConfigStatus} from '../../crds/operator-config.js'
-import {setCondition} from '../config/operator-config.js'
+import type {OperatorConfigStatus} from '../../crds/operatorconfig.js'
+import {setStatusCondition} from '../../kube/conditions.js'
 import {conditionTypes} from '../conventions.js'
 
 export type ApiSyncOutcome =
@@ -28,7 +28,7 @@ export function apiSyncStatus(previous: OperatorConfigStatus | undefined, outcom
       api_sync: previous?.api_sync,
       local_cluster: previous?.local_cluster,
       agent: previous?.agent,
-      conditions: setCondition(previousCondition, {type: conditionTypes.apiConnected, status: 'False', reason: reasons[outcome.kind], message: outcome.message}, now),
+      conditions: setStatusCondition(previousCondition, {type: conditionTypes.apiConnected, status: 'False', reason: reasons[outcome.kind], message: outcome.message}, now),
     }
   }
   const apiSync = {
@@ -63,6 +63,6 @@ export function apiSyncStatus(previous: OperatorConfigStatus | undefined, outcom
       pop_id: outcome.agent.popId ?? undefined,
       endpoint_monitoring_mode: outcome.agent.monitoringMode,
     },
-    conditions: setCondition(previousCondition, {type: conditionTypes.apiConnected, status: 'True', reason: 'Connected', message}, now),
+    conditions: setStatusCondition(previousCondition, {type: conditionTypes.apiConnected, status: 'True', reason: 'Connected', message}, now),
   }
 }

@@ -8,13 +8,14 @@
  */
 import {API_VERSION, crdResource, type CustomObject} from '../../crds/define.js'
 import {hostCrd, type HostSpec, type HostStatus} from '../../crds/host.js'
-import {operatorConfigCrd} from '../../crds/operator-config.js'
+import {operatorConfigCrd} from '../../crds/operatorconfig.js'
 import type {KubeObject} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {operatorConfigResource, type OperatorConfigObject} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {READ} from '../permissions.js'
 import {contentChanged} from '../runtime/predicates.js'
 import {planNodeInit, type CloudNode} from './node-init.js'
@@ -35,7 +36,7 @@ export function slimCloudNode(node: KubeObject): KubeObject {
   } as KubeObject
 }
 
-export function CloudNodeController(session: ApiSession): Feature {
+export function CloudNodeController(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'cloud-node',
     enabled: (config) => config.cloud_controller.enabled,

@@ -32,6 +32,7 @@ import {
   type LbService,
   type ServiceScope,
 } from './load-balancer.js'
+import type {Clock} from '../../lib/clock.js'
 
 export type ServiceObject = KubeObject & LbService
 export type NodeObject = KubeObject & LbNode
@@ -54,6 +55,8 @@ export interface LoadBalancerReconcilerOptions {
   nodes: ObjectCache<KubeObject>
   scope: ServiceScope
   events: Pick<EventRecorder, 'record'>
+  /** The manager's clock (adopt-or-create's post-409 delays). */
+  clock?: Clock
 }
 
 export class LoadBalancerReconciler {
@@ -137,7 +140,7 @@ export class LoadBalancerReconciler {
     } else {
       // A 409 (the create raced another, or its answer was lost) reads the instance back instead.
       const body: LoadbalancerInstanceCreateRequest = {...desired, workspace: identity.workspaceId, organization: identity.organizationId!}
-      const result = await adoptOrCreate(api.loadBalancers, {lookup: {workspaces: identity.workspaceId}, matches: (candidate) => ownsInstance(candidate, uid), body, signal})
+      const result = await adoptOrCreate(api.loadBalancers, {lookup: {workspaces: identity.workspaceId}, matches: (candidate) => ownsInstance(candidate, uid), body, signal, clock: this.options.clock})
       instance = result.created || loadBalancerUpToDate(result.object, desired) ? result.object : await update(result.object.id)
       logger.info(result.created ? 'load balancer created in the API' : 'existing load balancer adopted', {service: key, apiId: instance.id})
     }

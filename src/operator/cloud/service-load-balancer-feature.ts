@@ -20,6 +20,7 @@ import {resources} from '../../kube/resources.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {finalizers} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {READ} from '../permissions.js'
 import {contentChanged} from '../runtime/predicates.js'
 import type {ServiceScope} from './load-balancer.js'
@@ -45,7 +46,7 @@ export function slimLbNode(node: KubeObject): KubeObject {
  * instance. Enabled again, it finishes the deletions that waited. (Discovery finalizers, which guard nothing outside
  * the cluster, are released instead: the discovery engine.)
  */
-export function ServiceLoadBalancerController(session: ApiSession): Feature {
+export function ServiceLoadBalancerController(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'cloud-load-balancer',
     enabled: (config) => config.cloud_controller.enabled && config.cloud_controller.load_balancer.enabled,
@@ -71,7 +72,7 @@ export function ServiceLoadBalancerController(session: ApiSession): Feature {
       const nodes = builder.watches({resource: resources.nodes, kind: 'Node', transform: slimLbNode}, lbServiceKeys, {onUpdate: contentChanged})
 
       const reconciler = new LoadBalancerReconciler({
-        session, client: manager.client, services: services.cache, nodes: nodes.cache, scope, events: manager.recorder('cloud-load-balancer'),
+        session, client: manager.client, services: services.cache, nodes: nodes.cache, scope, events: manager.recorder('cloud-load-balancer'), clock: manager.clock,
       })
       // An instance changed or deleted on the API side is repaired at the resync.
       const running = builder.complete((context) => reconciler.reconcile(context), {resyncPeriodMs: config.api_sync.sync_interval_seconds * 1000})

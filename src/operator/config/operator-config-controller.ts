@@ -7,7 +7,7 @@
  * It runs on every replica: a standby starts the features that serve on every replica (the DNS webhooks) and writes
  * nothing; the leader starts the rest and owns the status and the Events.
  */
-import {operatorConfigCrd, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operator-config.js'
+import {operatorConfigCrd, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operatorconfig.js'
 import {API_VERSION, type CustomObject} from '../../crds/define.js'
 import type {KubeClient} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
@@ -17,7 +17,9 @@ import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {CrdGate} from '../runtime/crd-gate.js'
 import type {Manager} from '../runtime/manager.js'
 import {specOrMetadataChanged} from '../runtime/predicates.js'
-import {ignoredOperatorConfigStatus, operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
+import {configState, ignoredOperatorConfigStatus, operatorConfigStatus, statusChanged, validateOperatorConfig, type OperatorConfig} from './operator-config.js'
+import type {ConfigState} from './readiness.js'
+import {isoNow} from '../../lib/clock.js'
 
 /** Field manager of the status fields this controller owns (API sync owns others, under its own name). */
 const STATUS_MANAGER = 'polycrate-operator-config'
@@ -34,14 +36,15 @@ export const operatorConfigResource = (namespace: string) => ({
 export interface OperatorConfigControllerOptions {
   manager: Manager
   gate: CrdGate
-  features: FeatureSet
+  features: FeatureSet<OperatorConfig>
   recorder?: EventRecorder
-  now?: () => Date
 }
 
 /** The effective configuration the rest of the operator reads (undefined while the spec is invalid). */
 export class OperatorConfigState {
   current: OperatorConfig | undefined
+  /** Whether the spec in force is the current one (readiness.ts); undefined until the first reconcile. */
+  configState: ConfigState | undefined
   private readonly listeners = new Set<(config: OperatorConfig | undefined) => void>()
 
   set(config: OperatorConfig | undefined): void {
@@ -74,7 +77,7 @@ export function createOperatorConfigController(options: OperatorConfigController
   // Every namespace: an OperatorConfig elsewhere (or not named `default`) is told that it is ignored and why.
   const informer = manager.informer<OperatorConfigObject>({resource: {...operatorConfigResource(namespace), namespace: undefined}, kind: operatorConfigCrd.kind})
   const client: KubeClient = manager.client
-  const now = options.now ?? (() => new Date())
+  const clock = manager.clock
   /** The last valid spec this process read (kept in memory only: a restart with an invalid spec starts without it). */
   let lastValid: {config: OperatorConfig; generation: number | undefined} | undefined
 
@@ -86,7 +89,7 @@ export function createOperatorConfigController(options: OperatorConfigController
       if (!other) return
       const {name = '', namespace: otherNamespace = ''} = other.metadata
       const status = ignoredOperatorConfigStatus(other.status, {name, namespace: otherNamespace, generation: other.metadata.generation},
-        {name: OPERATOR_CONFIG_NAME, namespace}, now().toISOString())
+        {name: OPERATOR_CONFIG_NAME, namespace}, isoNow(clock))
       await options.recorder?.record(other, 'Warning', 'Ignored', status.message!)
       if (!statusChanged(other.status, status)) return
       await client.apply(
@@ -103,6 +106,8 @@ export function createOperatorConfigController(options: OperatorConfigController
     // alone, when the api_sync section by itself is valid, so the agent still heartbeats.
     const apiSyncOnly = validation.ok || lastValid ? undefined : apiSyncSection(object?.spec)
     const config = validation.ok ? validation.config : lastValid?.config ?? apiSyncOnly
+    const inForce = validation.ok ? undefined : lastValid ? {lastValidGeneration: lastValid.generation} : {apiSyncOnly: apiSyncOnly !== undefined}
+    state.configState = configState(validation, inForce)
     state.set(config)
     const controllers = await features.apply(config, {leading, only: apiSyncOnly ? API_SYNC_ONLY : undefined})
     if (!leading) return
@@ -114,8 +119,7 @@ export function createOperatorConfigController(options: OperatorConfigController
       logger.warn(lastValid ? 'invalid OperatorConfig; the last valid configuration stays in force' : 'invalid OperatorConfig; discovery paused', {problems: validation.problems})
       await options.recorder?.record(object, 'Warning', 'InvalidSpec', `Invalid OperatorConfig: ${validation.problems.join('; ')}`)
     }
-    const inForce = validation.ok ? undefined : lastValid ? {lastValidGeneration: lastValid.generation} : {apiSyncOnly: apiSyncOnly !== undefined}
-    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, now().toISOString(), features.missingOwnCrds, inForce)
+    const status = operatorConfigStatus(object.status, object.metadata.generation, validation, controllers, isoNow(clock), features.missingOwnCrds, inForce)
     if (!statusChanged(object.status, status)) return
     await client.apply(
       {...operatorConfigResource(namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'},
@@ -132,6 +136,7 @@ export function createOperatorConfigController(options: OperatorConfigController
     needLeaderElection: false,
     logger: manager.logger,
     metrics: manager.metrics,
+    clock: manager.clock,
     watches: [
       {informer, onUpdate: specOrMetadataChanged},
       // Any CRD change may start or stop an optional feature. Workers wait for this cache too: until the CRD

@@ -4,9 +4,11 @@
  */
 import {isDeepStrictEqual} from 'node:util'
 import type {z} from 'zod'
-import {operatorConfigSpec, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operator-config.js'
-import type {Condition} from '../../crds/schema.js'
+import {operatorConfigSpec, type OperatorConfigSpec, type OperatorConfigStatus} from '../../crds/operatorconfig.js'
 import {conditionTypes} from '../conventions.js'
+import {setStatusCondition} from '../../kube/conditions.js'
+import {FAILED_PREFIX, FORBIDDEN_PREFIX, type ControllerState} from '../runtime/feature-state.js'
+import {readiness, type ConfigState} from './readiness.js'
 
 export type OperatorConfig = OperatorConfigSpec
 
@@ -81,22 +83,6 @@ export function isLabelSelector(selector: string): boolean {
   return terms.every((term) => labelSelectorTerm.test(term))
 }
 
-export interface NamespaceScope {
-  watch_namespaces?: readonly string[]
-  ignore_namespaces?: readonly string[]
-}
-
-/** The operator reference's rule: empty watch list = all namespaces; ignore_namespaces is subtracted and always wins. */
-export function namespaceFilter(scope: NamespaceScope): (namespace: string | undefined) => boolean {
-  const watch = new Set(scope.watch_namespaces ?? [])
-  const ignore = new Set(scope.ignore_namespaces ?? [])
-  return (namespace) => {
-    if (namespace === undefined) return true
-    if (ignore.has(namespace)) return false
-    return watch.size === 0 || watch.has(namespace)
-  }
-}
-
 /**
  * The token Secret to read. `credentials` is the block README's spelling; since `credentials_ref` is always
  * defaulted, the alias is used when it is set and `credentials_ref` was left at its defaults.
@@ -111,36 +97,32 @@ export function credentialsSecret(config: OperatorConfig): {secret_name: string;
   return ref
 }
 
-export interface ControllerState {
-  name: string
-  enabled: boolean
-  running: boolean
-  reason?: string
-}
-
-/** Sets a condition, keeping its lastTransitionTime when the status did not change. */
-export function setCondition(conditions: readonly Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
-  const list = [...(conditions ?? [])]
-  const index = list.findIndex((c) => c.type === next.type)
-  const previous = index >= 0 ? list[index] : undefined
-  const condition: Condition = {
-    ...next,
-    lastTransitionTime: previous && previous.status === next.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
-  }
-  if (index >= 0) list[index] = condition
-  else list.push(condition)
-  return list
-}
-
 /** The part of the OperatorConfig status the OperatorConfig controller owns (it applies it server-side). */
 export type OwnStatus = Pick<OperatorConfigStatus, 'phase' | 'message' | 'observed_generation' | 'controllers' | 'conditions'>
 
 const ownConditionTypes: readonly string[] = [conditionTypes.valid, conditionTypes.ready]
 
-/** The reason of a feature that was started but could not run (FeatureSet): `Failed: <why>`. */
-export const FAILED_PREFIX = 'Failed: '
+/** The configuration's state for readiness() from a validation outcome and what stays in force (pure). */
+export function configState(validation: ValidationResult, inForce?: {lastValidGeneration: number | undefined} | {apiSyncOnly: boolean}): ConfigState {
+  if (validation.ok) return {kind: 'valid'}
+  if (inForce && 'lastValidGeneration' in inForce) return {kind: 'last-valid', problems: validation.problems, lastValidGeneration: inForce.lastValidGeneration}
+  return {kind: 'never-valid', problems: validation.problems, apiSyncOnly: Boolean(inForce && 'apiSyncOnly' in inForce && inForce.apiSyncOnly)}
+}
 
-/** The status for a validation outcome and the state of the feature controllers (pure). */
+/** The features reported as started but not running (reason `Failed: …`), for readiness() (pure). */
+export function failedControllers(controllers: readonly ControllerState[]): Array<{name: string; problem: string}> {
+  return controllers.filter((c) => c.reason?.startsWith(FAILED_PREFIX)).map((c) => ({name: c.name, problem: c.reason!.slice(FAILED_PREFIX.length)}))
+}
+
+/** The features enabled but not started because the RBAC lacks their rules (reason `Forbidden: …`), for readiness() (pure). */
+export function forbiddenControllers(controllers: readonly ControllerState[]): Array<{name: string; reason: string}> {
+  return controllers.filter((c) => c.reason?.startsWith(FORBIDDEN_PREFIX)).map((c) => ({name: c.name, reason: c.reason!}))
+}
+
+/**
+ * The status for a validation outcome and the state of the feature controllers (pure): phase, message and the Ready
+ * condition come from readiness(), the same function /readyz answers with.
+ */
 export function operatorConfigStatus(
   previous: OperatorConfigStatus | undefined,
   generation: number | undefined,
@@ -154,45 +136,13 @@ export function operatorConfigStatus(
 ): OwnStatus {
   let conditions = (previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type))
   const base = {observed_generation: generation, controllers: [...controllers]}
-  if (!validation.ok && inForce && 'lastValidGeneration' in inForce) {
-    const running = controllers.filter((c) => c.running).map((c) => c.name)
-    const which = inForce.lastValidGeneration === undefined ? 'the last valid configuration' : `the last valid configuration (generation ${inForce.lastValidGeneration})`
-    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. This change is not applied: ${which} stays in force until the spec is fixed.`
-    conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
-    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'True', reason: 'LastValidConfigInForce', message: `Running ${which}: ${running.join(', ') || 'no controller'}.`, observedGeneration: generation}, now)
-    return {...base, phase: 'Degraded', message, conditions}
-  }
-  if (!validation.ok) {
-    const apiSync = inForce && 'apiSyncOnly' in inForce && inForce.apiSyncOnly
-    const paused = apiSync ? 'Discovery is paused (no valid configuration yet); API sync runs, its section being valid' : 'Discovery is paused'
-    const message = `Invalid OperatorConfig: ${validation.problems.join('; ')}. ${paused} until the spec is fixed.`
-    conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message, observedGeneration: generation}, now)
-    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'DiscoveryPaused', message: `${paused} because the spec is invalid.`, observedGeneration: generation}, now)
-    return {...base, phase: 'Error', message, conditions}
-  }
-  conditions = setCondition(conditions, {type: conditionTypes.valid, status: 'True', reason: 'Valid', message: 'The spec is valid.', observedGeneration: generation}, now)
-  if (missingOwnCrds.size > 0) {
-    const missing = [...missingOwnCrds].map(([crd, features]) => `${crd} (needed by ${features.join(', ')})`)
-    const message = `CRD${missingOwnCrds.size > 1 ? 's' : ''} missing: ${missing.join('; ')}. Those controllers are stopped until it is back: ` +
-      'install the CRDs with `polycrate operator install-crds` (or `polycrate operator crds | kubectl apply -f -`).'
-    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'CRDsMissing', message, observedGeneration: generation}, now)
-    return {...base, phase: 'Degraded', message, conditions}
-  }
-  const failed = controllers.filter((c) => c.reason?.startsWith(FAILED_PREFIX))
-  if (failed.length > 0) {
-    const message = `Not running: ${failed.map((c) => `${c.name} (${c.reason!.slice(FAILED_PREFIX.length)})`).join('; ')}.`
-    conditions = setCondition(conditions, {type: conditionTypes.ready, status: 'False', reason: 'FeatureFailed', message, observedGeneration: generation}, now)
-    return {...base, phase: 'Degraded', message, conditions}
-  }
-  const running = controllers.filter((c) => c.running).map((c) => c.name)
-  conditions = setCondition(conditions, {
-    type: conditionTypes.ready,
-    status: 'True',
-    reason: 'ControllersRunning',
-    message: running.length > 0 ? `Running: ${running.join(', ')}.` : 'No discovery controller is enabled.',
-    observedGeneration: generation,
-  }, now)
-  return {...base, phase: 'Ready', conditions}
+  const state = configState(validation, inForce)
+  const verdict = readiness({config: state, missingOwnCrds, failed: failedControllers(controllers), forbidden: forbiddenControllers(controllers), running: controllers.filter((c) => c.running).map((c) => c.name)})
+  conditions = state.kind === 'valid'
+    ? setStatusCondition(conditions, {type: conditionTypes.valid, status: 'True', reason: 'Valid', message: 'The spec is valid.', observedGeneration: generation}, now)
+    : setStatusCondition(conditions, {type: conditionTypes.valid, status: 'False', reason: 'InvalidSpec', message: verdict.invalidMessage!, observedGeneration: generation}, now)
+  conditions = setStatusCondition(conditions, {type: conditionTypes.ready, status: verdict.ready ? 'True' : 'False', reason: verdict.reason, message: verdict.message, observedGeneration: generation}, now)
+  return {...base, phase: verdict.phase, ...(verdict.statusMessage ? {message: verdict.statusMessage} : {}), conditions}
 }
 
 /**
@@ -209,7 +159,7 @@ export function ignoredOperatorConfigStatus(
     ? `the operator reads its OperatorConfig from its own namespace ${operator.namespace}, not ${object.namespace}`
     : `only the OperatorConfig named "${operator.name}" is read, not "${object.name}"`
   const message = `Ignored: ${why}. This object has no effect; move its settings to OperatorConfig ${operator.namespace}/${operator.name}.`
-  const conditions = setCondition((previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type) && c.type !== conditionTypes.valid), {
+  const conditions = setStatusCondition((previous?.conditions ?? []).filter((c) => ownConditionTypes.includes(c.type) && c.type !== conditionTypes.valid), {
     type: conditionTypes.ready, status: 'False', reason: 'Ignored', message, observedGeneration: object.generation,
   }, now)
   return {phase: 'Ignored', message, observed_generation: object.generation, controllers: [], conditions}

@@ -34,6 +34,12 @@ export interface DiscoverySource {
   /** The finalizer a source of this kind carries while it has CRs (so its deletion is never missed). */
   finalizer?: string
   onUpdate?: UpdatePredicate<KubeObject>
+  /**
+   * Objects of this source only feed `desired` (pods, gateways): no CR comes from one — `targetSource` never names
+   * this kind — so the discovery does not remember their deletions (the plan asks only about a CR's source).
+   * Remembered, each deleted pod would be kept for SEEN_DELETED_TTL_MS.
+   */
+  inputOnly?: boolean
 }
 
 export interface DiscoveryContext {

@@ -96,7 +96,7 @@ async function releaseLeftoverFinalizers<S>(declaration: DiscoveryDeclaration<S>
   await releaseSourceFinalizers(manager, declaration.name, held, why, manager.logger)
 }
 
-export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Feature {
+export function defineDiscovery<S>(declaration: DiscoveryDeclaration<S>): Feature<OperatorConfig> {
   const settingsOf = (config: OperatorConfig, isEstablished: (crd: string) => boolean): Settings<S> => ({
     own: declaration.settings(config, isEstablished),
     sync: config.api_sync.enabled,
@@ -168,9 +168,9 @@ function startDiscovery<S>(declaration: DiscoveryDeclaration<S>, manager: Manage
     }))
   }
   const reconciler = new DiscoveryReconciler({
-    declaration, settings, client: manager.client, namespace: manager.namespace, clock: () => manager.clock(),
+    declaration, settings, client: manager.client, namespace: manager.namespace, clock: manager.clock,
     sources: view, targets: targets.cache, groupIndex, targetResource, keys, applied, seenDeleted,
-    unseenWrites: new WriteExpectations(OWN_WRITE_WAIT_MS), reported: new ReportedProblems(),
+    unseenWrites: new WriteExpectations(OWN_WRITE_WAIT_MS, manager.clock), reported: new ReportedProblems(),
     events: manager.recorder(declaration.name), enqueue: (group) => running.enqueue(group),
   })
 

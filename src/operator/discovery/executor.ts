@@ -5,7 +5,7 @@
  */
 import {API_VERSION} from '../../crds/define.js'
 import type {Logger} from '../../lib/logger.js'
-import {KubeApiError, type KubeClient, type ResourceRef} from '../../kube/client.js'
+import {KubeApiError, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import {annotations} from '../conventions.js'
 import {forEachLimit} from '../runtime/concurrency.js'
 import type {Action, CurrentObject, DesiredObject, ObjectRef} from './plan.js'
@@ -43,9 +43,12 @@ export interface ExecuteContext {
   logger: Logger
 }
 
-/** A failed action that is no failure: what it deletes or releases is gone already. */
+/**
+ * A failed action that is no failure: what it deletes or releases is gone already (a source gone while our finalizer
+ * was being removed took the finalizer with it: a reconcile from a cache that had not seen the removal yet).
+ */
 export function alreadyDone(action: Action, error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 404 && (action.type === 'delete' || action.type === 'releaseSyncFinalizer')
+  return error instanceof KubeApiError && error.status === 404 && (action.type === 'delete' || action.type === 'releaseSyncFinalizer' || action.type === 'removeSourceFinalizer')
 }
 
 /** Runs the plan: source finalizers first, then CR writes, then releases; each action on its own. */
@@ -121,14 +124,29 @@ async function applyObject(action: Extract<Action, {type: 'apply'}>, context: Ex
   context.logger.info(`${context.kind} applied`, {name: object.name, source: describeRef(object.source)})
 }
 
+/**
+ * The discovery-owned status fields: a server-side apply of those that have a value; when none has (each field it
+ * owned goes), a JSON merge patch that removes them instead — an apply that drops a manager's last status field
+ * leaves `status: null`, which the CRD's schema refuses (kubernetes/kubernetes#117447, before Kubernetes 1.36).
+ */
+export function statusWrite(status: Record<string, unknown> | undefined): {apply: Record<string, unknown>} | {mergePatch: Record<string, null>} {
+  const fields = Object.entries(status ?? {})
+  if (fields.some(([, value]) => value !== undefined)) return {apply: status!}
+  return {mergePatch: Object.fromEntries(fields.map(([key]) => [key, null]))}
+}
+
 async function applyStatus(action: Extract<Action, {type: 'applyStatus'}>, context: ExecuteContext): Promise<void> {
   const before = context.currentVersion(action.object)
-  const written = await context.client.apply(targetRef(context, action.object, 'status'), {
+  const ref = targetRef(context, action.object, 'status')
+  const write = statusWrite(action.object.status)
+  const body = {
     apiVersion: API_VERSION,
     kind: context.kind,
     metadata: {name: action.object.name, ...(action.object.namespace ? {namespace: action.object.namespace} : {})},
-    status: action.object.status,
-  }, {signal: context.signal})
+  }
+  const written = 'apply' in write
+    ? await context.client.apply(ref, {...body, status: write.apply}, {signal: context.signal})
+    : await context.client.mergePatch<KubeObject>(ref, {status: write.mergePatch}, {signal: context.signal})
   context.onWritten(action.object, before, written.metadata?.resourceVersion)
 }
 

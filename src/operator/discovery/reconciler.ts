@@ -5,6 +5,7 @@
  * - `TargetKeys`: which of the target CRs are this discovery's, their group, and which events of them need a pass;
  * - `DiscoveryReconciler`: one group's reconcile — desired state, current CRs, plan, execute, report.
  */
+import type {Clock} from '../../lib/clock.js'
 import {API_VERSION, type CustomObject} from '../../crds/define.js'
 import type {KubeClient, KubeObject, ResourceRef} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
@@ -149,8 +150,8 @@ export interface DiscoveryReconcilerOptions<S> {
   client: KubeClient
   /** The operator's namespace. */
   namespace: string
-  /** The manager's clock (ms). */
-  clock(): number
+  /** The manager's clock. */
+  clock: Clock
   sources: SourceView
   targets: ObjectCache<TargetObject>
   /** The name of the targets' group index. */
@@ -174,7 +175,7 @@ export class DiscoveryReconciler<S> {
     for (const object of targets.byIndex(groupIndex, group)) {
       if (unseenWrites.behind(objectKey(object), object.metadata.resourceVersion)) return {requeueAfterMs: 50}
     }
-    const now = this.options.clock()
+    const now = this.options.clock.now()
     const desired = await this.desired(group, now, signal)
     await this.options.reported.report(this.options.events, desired, (ref) => this.options.sources.object(ref))
     const plan = this.plan(desired, this.current(group, desired), now)
@@ -200,10 +201,13 @@ export class DiscoveryReconciler<S> {
     return plan.requeueAfterMs !== undefined ? {requeueAfterMs: plan.requeueAfterMs} : undefined
   }
 
-  /** A source was deleted: remembered (its CRs go at once), and its reported problems forgotten. */
+  /**
+   * A source was deleted: remembered (its CRs go at once) unless no CR can come from its kind, and its reported
+   * problems forgotten.
+   */
   sourceDeleted(source: DiscoverySource, object: KubeObject): void {
     const ref = {kind: source.kind, namespace: object.metadata?.namespace, name: object.metadata?.name ?? ''}
-    this.options.seenDeleted.see(ref, Date.now())
+    if (!source.inputOnly) this.options.seenDeleted.see(ref, this.options.clock.now())
     this.options.reported.forget(ref)
   }
 

@@ -58,7 +58,8 @@ export class WebhookFailure extends Error {
 
 /** The API client, or a 503 saying why there is none. */
 export function apiClient(session: ApiSession): PolycrateApiClient {
-  const client = session.client
+  // Unfenced: a standby answers the webhook calls that reach it (ApiSession.requestClient).
+  const client = session.requestClient
   if (!client) {
     throw new WebhookFailure(503, `the Polycrate API is not connected${session.problem ? `: ${session.problem}` : ' (api_sync must be enabled and connected)'}`)
   }

@@ -37,9 +37,11 @@ import {createCertificateOffThread} from '../../lib/x509.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {DNS01_SERVING_SECRET, EXTENSION_APISERVER_AUTHENTICATION, OPERATOR_NAME} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {apiClient, DnsApi, dnsWebhookMetrics, KeyedLock, WebhookFailure} from './dns-api.js'
 import {normalizeName, txtContent, txtValue, zodReason} from './records.js'
 import {mediaType, readJsonBody, serverFeature, webhookHandler} from './serve.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 
 export const DNS01_BODY_LIMIT = 64 * 1024
 /** TTL of the challenge records: short, they live for minutes. */
@@ -131,7 +133,7 @@ export function frontProxyAuthFrom(data: Record<string, string> | undefined): Fr
 // ---------------------------------------------------------------------------------------------------------------------
 // the feature and the server
 
-export function Dns01Webhook(session: ApiSession): Feature {
+export function Dns01Webhook(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'dns01-webhook',
     enabled: (config) => config.dns01_webhook.enabled,
@@ -150,7 +152,7 @@ export function Dns01Webhook(session: ApiSession): Feature {
       const secrets = manager.informer<TlsSecret>({resource: {...resources.secrets, namespace: manager.namespace}, fieldSelector: `metadata.name=${DNS01_SERVING_SECRET}`})
       const running = serverFeature(async () => {
         const tls = await servingCertificate(manager.client, manager.namespace, logger)
-        const server = await startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client)})
+        const server = await startDns01Webhook({port, groupName, solverName, session, registry: manager.metrics.registry, logger, tls, loadAuth: () => readFrontProxyAuth(manager.client), clock: manager.clock})
         const reloader = new CertificateReloader(server, logger, 'DNS01 webhook')
         reloader.offer(tls, tls.source)
         const where = `Secret ${manager.namespace}/${DNS01_SERVING_SECRET}`
@@ -226,19 +228,20 @@ export interface Dns01WebhookOptions {
   tls: {cert: string; key: string}
   /** The front-proxy CA and names; undefined (or a throw) when they cannot be read. */
   loadAuth(): Promise<FrontProxyAuth | undefined>
-  now?: () => Date
+  /** The manager's clock (certificate validity, the retries of loadAuth); the system clock by default. */
+  clock?: Clock
 }
 
 export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<RunningHttpServer & CertificateTarget> {
   const {groupName, solverName, logger} = options
   const metrics = dnsWebhookMetrics(options.registry)
-  const now = options.now ?? (() => new Date())
+  const clock = options.clock ?? systemClock
   const stopping = new AbortController()
   const locks = new KeyedLock()
   const discoveryPath = `/apis/${groupName}/v1alpha1`
   const solverPath = `${discoveryPath}/${solverName}`
 
-  const authLoader = new FrontProxyAuthLoader(options.loadAuth, logger)
+  const authLoader = new FrontProxyAuthLoader(options.loadAuth, logger, clock)
   const frontProxyAuth = () => authLoader.get()
   const auth = await frontProxyAuth()
 
@@ -247,7 +250,7 @@ export async function startDns01Webhook(options: Dns01WebhookOptions): Promise<R
       if (!allowMethods(req, res, ['GET'])) return
       return sendText(res, 200, 'ok\n')
     }
-    const who = authenticate((req.socket as TLSSocket).getPeerX509Certificate?.(), await frontProxyAuth(), now())
+    const who = authenticate((req.socket as TLSSocket).getPeerX509Certificate?.(), await frontProxyAuth(), new Date(clock.now()))
     if (!who.ok) throw new WebhookFailure(who.status, who.reason)
     if (path === discoveryPath) {
       if (!allowMethods(req, res, ['GET'])) return
@@ -296,11 +299,11 @@ export class FrontProxyAuthLoader {
   private auth: FrontProxyAuth | undefined
   private triedAt = 0
 
-  constructor(private readonly load: () => Promise<FrontProxyAuth | undefined>, private readonly logger: Pick<Logger, 'warn'>, private readonly clock: () => number = Date.now) {}
+  constructor(private readonly load: () => Promise<FrontProxyAuth | undefined>, private readonly logger: Pick<Logger, 'warn'>, private readonly clock: Clock = systemClock) {}
 
   async get(): Promise<FrontProxyAuth | undefined> {
-    if (!this.auth && this.clock() - this.triedAt >= AUTH_RETRY_MS) {
-      this.triedAt = this.clock()
+    if (!this.auth && this.clock.now() - this.triedAt >= AUTH_RETRY_MS) {
+      this.triedAt = this.clock.now()
       this.auth = await this.load().catch((error: unknown) => {
         this.logger.warn('front-proxy CA could not be read', {error: (error as Error).message})
         return undefined

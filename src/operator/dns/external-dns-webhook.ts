@@ -17,6 +17,7 @@ import {sendText, startHttpServer, type RunningHttpServer} from '../../lib/http-
 import type {Logger} from '../../lib/logger.js'
 import type {ApiSession} from '../agent/api-session.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {apiClient, DnsApi, dnsWebhookMetrics, KeyedLock} from './dns-api.js'
 import {ExternalDnsHandler} from './external-dns-changes.js'
 import {serverFeature, webhookHandler} from './serve.js'
@@ -35,7 +36,7 @@ export interface ExternalDnsWebhookOptions {
   bodyLimitBytes?: number
 }
 
-export function ExternalDnsWebhook(session: ApiSession): Feature {
+export function ExternalDnsWebhook(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'external-dns-webhook',
     enabled: (config) => config.external_dns_webhook.enabled,

@@ -144,7 +144,7 @@ function controllerAlerts({own}: Selectors): AlertSpec[] {
     },
     {
       alert: 'PolycrateOperatorFeatureNotRunning',
-      expr: `max by (namespace, feature, state) (${own('polycrate_operator_feature_status', 'state=~"failed|crds_missing|paused_invalid_config"')}) == 1`,
+      expr: `max by (namespace, feature, state) (${own('polycrate_operator_feature_status', 'state=~"failed|forbidden|crds_missing|paused_invalid_config"')}) == 1`,
       for: '10m',
       severity: 'warning',
       summary: 'An enabled feature of the Polycrate operator is not running.',

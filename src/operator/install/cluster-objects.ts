@@ -23,6 +23,7 @@ const kinds: Record<string, {plural: string; namespaced: boolean}> = {
   RoleBinding: {plural: 'rolebindings', namespaced: true},
   Deployment: {plural: 'deployments', namespaced: true},
   NetworkPolicy: {plural: 'networkpolicies', namespaced: true},
+  PodDisruptionBudget: {plural: 'poddisruptionbudgets', namespaced: true},
   OperatorConfig: {plural: 'operatorconfigs', namespaced: true},
   VMServiceScrape: {plural: 'vmservicescrapes', namespaced: true},
   VMRule: {plural: 'vmrules', namespaced: true},
@@ -112,13 +113,13 @@ export async function deleteObject(client: KubeClient, object: KubeObject, note?
 }
 
 /** A list of every object of a resource in all namespaces (pages of 500); undefined when the resource is not served. */
-export async function listAll(client: KubeClient, path: string): Promise<KubeObject[] | undefined> {
+export async function listAll(client: KubeClient, path: string, labelSelector?: string): Promise<KubeObject[] | undefined> {
   const items: KubeObject[] = []
   let next: string | undefined
   do {
     let page: {items?: KubeObject[]; metadata?: {continue?: string}}
     try {
-      page = await client.request({path, query: {limit: 500, continue: next}})
+      page = await client.request({path, query: {limit: 500, continue: next, labelSelector}})
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) return undefined
       throw error

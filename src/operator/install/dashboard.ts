@@ -251,7 +251,7 @@ function overviewRow({own}: Queries): RowSpec {
     panels: [
       {kind: 'stat', title: 'Replicas up', description: 'Scraped replicas that answer (`up`).', unit: 'none', targets: [[`sum(up{job="${METRICS_JOB}",namespace="$namespace"})`, 'up']], thresholds: [['red', null], ['green', 1]]},
       {kind: 'stat', title: 'Leader', description: 'The replica that holds the leader lease.', unit: 'none', textMode: 'name', targets: [[`max by (pod) (${own('leader_election_master_status')}) == 1`, '{{pod}}']], thresholds: [['green', null]]},
-      {kind: 'stat', title: 'Features not running', description: 'Enabled features that failed, miss a polycrate.io CRD or are paused by an invalid OperatorConfig.', unit: 'none', targets: [[`count(${own('polycrate_operator_feature_status', 'state=~"failed|crds_missing|paused_invalid_config"')} == 1) or vector(0)`, 'not running']], thresholds: [['green', null], ['red', 1]]},
+      {kind: 'stat', title: 'Features not running', description: 'Enabled features that failed, lack their RBAC rules, miss a polycrate.io CRD or are paused by an invalid OperatorConfig.', unit: 'none', targets: [[`count(${own('polycrate_operator_feature_status', 'state=~"failed|forbidden|crds_missing|paused_invalid_config"')} == 1) or vector(0)`, 'not running']], thresholds: [['green', null], ['red', 1]]},
       {kind: 'stat', title: 'Polycrate API connected', description: 'Whether the leader\'s last heartbeat got through (1) or not (0).', unit: 'none', targets: [[`max(${own('polycrate_operator_api_connected')})`, 'connected']], thresholds: [['red', null], ['green', 1]]},
     ],
   }

@@ -6,13 +6,19 @@
  */
 import {allCrds} from '../../crds/index.js'
 import {customResourceDefinitions} from '../../crds/render.js'
+import {poll, systemClock, type Clock} from '../../lib/clock.js'
 import {resourcePath, type KubeClient, type KubeObject} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
 import {installCrds} from '../../kube/crd-install.js'
-import {installedBy, OPERATOR_NAME} from '../conventions.js'
+import {installedBy, OPERATOR_NAME, OPERATOR_SELECTOR} from '../conventions.js'
 import {applyObject, crdExists, deleteObject, resultOf, type ObjectResult, type ObjectsReport, collector} from './cluster-objects.js'
 import {VM_SERVICE_SCRAPE_CRD, type InstallPlan} from './objects.js'
 import {applyMonitoringObjects} from './monitoring-objects.js'
+import {ensureMetricsTls} from './metrics-tls.js'
+import {postureOfPlan, postureWarnings} from './posture.js'
+import {deleteSuperseded} from './superseded.js'
+import {isPodSecurityLabel} from '../pod-security.js'
+import {collectPresence, instanceText, operatorPresence, type DeploymentObject, type Presence} from './presence.js'
 import type {BlockValues} from './values.js'
 
 export interface InstallOperatorOptions {
@@ -24,6 +30,8 @@ export interface InstallOperatorOptions {
   onResult?: (result: ObjectResult) => void
   /** Called once per warning (what the user should do), as soon as it is known. */
   onWarning?: (message: string) => void
+  /** The clock of lease ages and waits (the system clock by default). */
+  clock?: Clock
 }
 
 export type InstallReport = ObjectsReport
@@ -35,6 +43,26 @@ export class InstallPreconditionError extends Error {
 
 const CERT_MANAGER_CRDS = ['issuers.cert-manager.io', 'certificates.cert-manager.io']
 
+/**
+ * One operator per cluster: why installing into `namespace` is refused (pure) — an operator runs, or is installed with
+ * replicas, in another namespace — or undefined. The message says where, and both ways on.
+ */
+export function otherOperatorProblem(presence: Presence, namespace: string): string | undefined {
+  const elsewhere = presence.instances.filter((instance) => instance.namespace !== namespace && (instance.running || (instance.deployment?.desired ?? 0) > 0))
+  if (elsewhere.length === 0) return undefined
+  const [first] = elsewhere
+  const where = elsewhere.map(instanceText).join('; ')
+  return `${first!.running ? 'An operator already runs' : 'An operator is already installed'} in ${where}. One operator per cluster (they share the finalizers and the `
+    + `cluster's registration): install there instead (\`polycrate operator install -n ${first!.namespace}\`, which updates it), or move it: `
+    + `\`polycrate operator uninstall -n ${first!.namespace}\`, then \`polycrate operator install -n ${namespace}\`. Nothing was applied.`
+}
+
+/** Refuses an install next to an operator in another namespace (otherOperatorProblem), before anything is applied. */
+export async function assertNoOtherOperator(client: KubeClient, namespace: string, clock: Clock = systemClock): Promise<void> {
+  const problem = otherOperatorProblem(operatorPresence(await collectPresence(client, {namespace}), clock.now()), namespace)
+  if (problem) throw new InstallPreconditionError(problem)
+}
+
 /** Applies everything `plan` holds; the Deployment's rollout is not waited for (see waitForRollout). */
 export async function installOperator(client: KubeClient, options: InstallOperatorOptions): Promise<InstallReport> {
   const {plan, values} = options
@@ -42,6 +70,7 @@ export async function installOperator(client: KubeClient, options: InstallOperat
   const {collected, report, warn} = collector({namespace, onResult: options.onResult, onWarning: options.onWarning})
   const mark = {[installedBy.label]: installedBy.value}
 
+  await assertNoOtherOperator(client, namespace, options.clock)
   if (plan.workload.some((object) => object.kind === 'Issuer')) {
     for (const name of CERT_MANAGER_CRDS) {
       if (!(await crdExists(client, name))) {
@@ -50,10 +79,15 @@ export async function installOperator(client: KubeClient, options: InstallOperat
     }
   }
 
-  for (const crd of await installCrds(client, customResourceDefinitions(allCrds), {timeoutMs: options.crdTimeoutMs})) {
+  for (const crd of await installCrds(client, customResourceDefinitions(allCrds), {timeoutMs: options.crdTimeoutMs, clock: options.clock})) {
     report({kind: 'CustomResourceDefinition', name: crd.name, outcome: crd.outcome})
   }
-  report(await applyObject(client, plan.namespaceObject, {mark}))
+  // A namespace install did not create keeps its Pod Security labels (other workloads may run there): said, not changed.
+  const existingNamespace = await client.getOrUndefined<KubeObject>({...resources.namespaces, name: namespace})
+  const ownNamespace = !existingNamespace || existingNamespace.metadata?.labels?.[installedBy.label] === installedBy.value
+  const namespaceObject = ownNamespace ? plan.namespaceObject : withoutPodSecurityLabels(plan.namespaceObject)
+  report(await applyObject(client, namespaceObject, {mark}))
+  for (const message of postureWarnings(postureOfPlan(plan, ownNamespace ? undefined : existingNamespace))) warn(message)
 
   const tokenRef = {...resources.secrets, namespace, name: values.apiSync.secretName}
   if (plan.tokenSecret) {
@@ -71,8 +105,13 @@ export async function installOperator(client: KubeClient, options: InstallOperat
     }
   }
   if (plan.pullSecret) report(await applyObject(client, plan.pullSecret, {mark}))
+  if (plan.metricsTls) report(await ensureMetricsTls(client, plan.metricsTls, options.clock))
   for (const object of plan.workload) report(await applyObject(client, object))
   report(await applyObject(client, plan.operatorConfig))
+  // What an earlier install made and these values no longer render (a disabled feature's Role, a PodDisruptionBudget
+  // of more replicas, the metrics reader with metrics.secure false), once what replaces it is in place.
+  const planned = [...plan.workload, ...(plan.metricsTls ? [{apiVersion: 'v1', kind: 'Secret', metadata: {name: plan.metricsTls.secretName, namespace}}] : [])]
+  await deleteSuperseded(client, namespace, planned, report)
 
   // VMServiceScrape: only where VictoriaMetrics' CRD is installed; a stale one goes when metrics are disabled.
   if (await crdExists(client, VM_SERVICE_SCRAPE_CRD)) {
@@ -88,17 +127,12 @@ export async function installOperator(client: KubeClient, options: InstallOperat
   return collected
 }
 
-interface DeploymentObject extends KubeObject {
-  spec?: {replicas?: number}
-  status?: {
-    observedGeneration?: number
-    replicas?: number
-    updatedReplicas?: number
-    readyReplicas?: number
-    availableReplicas?: number
-    conditions?: Array<{type: string; status: string; reason?: string; message?: string}>
-  }
+/** The namespace object without Pod Security Admission's labels. */
+function withoutPodSecurityLabels(object: KubeObject): KubeObject {
+  const labels = Object.fromEntries(Object.entries(object.metadata?.labels ?? {}).filter(([key]) => !isPodSecurityLabel(key)))
+  return {...object, metadata: {...object.metadata, labels}}
 }
+
 
 export interface RolloutState {
   done: boolean
@@ -130,39 +164,121 @@ export class RolloutError extends Error {
   override name = 'RolloutError'
 }
 
+/** The rollout's Pods hit a problem that waiting does not fix (a bad image, a crash loop, no Node fits). */
+export class RolloutFailedFastError extends RolloutError {
+  override name = 'RolloutFailedFastError'
+}
+
+/** Container states that do not go away by waiting (kubectl rollout status would wait them out to the deadline). */
+export const FATAL_WAITING_REASONS: ReadonlySet<string> = new Set([
+  'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError',
+])
+
+interface ReplicaSetObject extends KubeObject {
+  metadata?: KubeObject['metadata'] & {annotations?: Record<string, string>; ownerReferences?: Array<{uid?: string; kind?: string}>}
+}
+
+/**
+ * The first problem of the new ReplicaSet's Pods that waiting does not fix (pure): a container waiting with one of
+ * FATAL_WAITING_REASONS (with the kubelet's message, and the last exit for a crash loop), or a Pod the scheduler
+ * cannot place (Unschedulable, with its message). Undefined while everything may still come up.
+ */
+export function rolloutPodFailure(pods: readonly PodObject[]): string | undefined {
+  for (const pod of pods) {
+    if (pod.metadata?.deletionTimestamp) continue
+    const name = pod.metadata?.name
+    for (const container of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+      const waiting = container.state?.waiting
+      if (!waiting?.reason || !FATAL_WAITING_REASONS.has(waiting.reason)) continue
+      const message = waiting.message ? `: ${waiting.message}` : ''
+      if (waiting.reason === 'CrashLoopBackOff') {
+        const last = container.lastState?.terminated
+        const exit = last ? ` (last exit: ${last.reason ?? 'terminated'}, code ${last.exitCode ?? '?'}${last.message ? `: ${last.message.trim().split('\n').at(-1)}` : ''})` : ''
+        return `Pod ${name}: container ${container.name} is in CrashLoopBackOff after ${container.restartCount ?? 0} restart(s)${exit}. Its log: \`kubectl -n ${pod.metadata?.namespace} logs ${name} -c ${container.name} --previous\``
+      }
+      return `Pod ${name}: container ${container.name} is in ${waiting.reason}${message}`
+    }
+    const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable')
+    if (unscheduled) return `Pod ${name} cannot be scheduled (Unschedulable): ${unscheduled.message ?? 'no Node fits'}`
+  }
+  return undefined
+}
+
+/** `new Pod x: ContainerCreating` for the new ReplicaSet's Pods that are not ready yet (pure), for the progress line. */
+export function rolloutPodsProgress(pods: readonly PodObject[]): string {
+  const waiting = pods.filter((pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True')
+  return waiting.slice(0, 3).map((pod) => {
+    const container = pod.status?.containerStatuses?.find((c) => !c.ready)
+    const state = container?.state?.waiting?.reason ?? (container?.state?.running ? 'running, not ready yet' : undefined) ?? pod.status?.phase ?? 'Pending'
+    return `new Pod ${pod.metadata?.name}: ${state}`
+  }).join(', ')
+}
+
+/**
+ * The Pods of the Deployment's newest ReplicaSet (the one of its current revision); none while that ReplicaSet is
+ * not known yet.
+ */
+export async function newReplicaSetPods(client: KubeClient, namespace: string, deployment: DeploymentObject | undefined): Promise<PodObject[]> {
+  const revision = deployment?.metadata?.annotations?.['deployment.kubernetes.io/revision']
+  if (!revision || !deployment?.metadata?.uid) return []
+  const pods = (await client.request<{items: PodObject[]}>({path: resourcePath({...resources.pods, namespace}), query: {labelSelector: OPERATOR_SELECTOR}})).items
+  const sets = (await client.request<{items: ReplicaSetObject[]}>({path: resourcePath({...resources.replicaSets, namespace}), query: {labelSelector: OPERATOR_SELECTOR}})).items
+  const current = sets.find((set) => set.metadata?.annotations?.['deployment.kubernetes.io/revision'] === revision
+    && set.metadata?.ownerReferences?.some((owner) => owner.uid === deployment.metadata?.uid))
+  if (!current?.metadata?.uid) return []
+  return pods.filter((pod) => (pod.metadata?.ownerReferences as Array<{uid?: string}> | undefined)?.some((owner) => owner.uid === current.metadata?.uid))
+}
+
 /**
  * Polls the operator Deployment until its rollout is complete (observedGeneration, updated == replicas, all
- * available). On timeout or ProgressDeadlineExceeded: a RolloutError naming the Pods' problems and the commands to check.
+ * available), and the new ReplicaSet's Pods with it: a Pod in ImagePullBackOff, ErrImagePull, CrashLoopBackOff,
+ * CreateContainerConfigError, InvalidImageName or Unschedulable ends the wait at once with the reason
+ * (RolloutFailedFastError). On timeout or ProgressDeadlineExceeded: a RolloutError naming the Pods' problems and the
+ * commands to check.
  */
 export async function waitForRollout(
   client: KubeClient,
   namespace: string,
-  options: {timeoutMs?: number; intervalMs?: number; onProgress?: (message: string) => void} = {},
+  options: {timeoutMs?: number; intervalMs?: number; onProgress?: (message: string) => void; clock?: Clock} = {},
 ): Promise<RolloutState> {
   const timeoutMs = options.timeoutMs ?? 300_000
-  const deadline = Date.now() + timeoutMs
   const ref = {...resources.deployments, namespace, name: OPERATOR_NAME}
+  const check = `Check \`kubectl -n ${namespace} describe deployment ${OPERATOR_NAME}\` and the Pods' events: \`kubectl -n ${namespace} get events --field-selector involvedObject.kind=Pod\`.`
   let last = ''
-  for (;;) {
-    const state = rolloutState(await client.getOrUndefined<DeploymentObject>(ref))
+  return poll(options.clock ?? systemClock, {intervalMs: options.intervalMs ?? 1000, timeoutMs}, async (expired) => {
+    const deployment = await client.getOrUndefined<DeploymentObject>(ref)
+    const state = rolloutState(deployment)
     if (state.done) return state
-    if (state.message !== last) options.onProgress?.(state.message)
-    last = state.message
-    if (state.failed || Date.now() > deadline) {
+    const pods = await newReplicaSetPods(client, namespace, deployment).catch(() => [])
+    const failure = rolloutPodFailure(pods)
+    if (failure) throw new RolloutFailedFastError(`The rollout of Deployment ${namespace}/${OPERATOR_NAME} cannot finish: ${failure}. ${check}`)
+    const podsText = rolloutPodsProgress(pods)
+    const message = podsText ? `${state.message}; ${podsText}` : state.message
+    if (message !== last) options.onProgress?.(message)
+    last = message
+    if (state.failed || expired) {
       const why = state.failed ? state.message : `not finished after ${formatSeconds(timeoutMs)} (${state.message})`
-      throw new RolloutError(`The rollout of Deployment ${namespace}/${OPERATOR_NAME} is ${why}.${await podProblems(client, namespace)} `
-        + `Check \`kubectl -n ${namespace} describe deployment ${OPERATOR_NAME}\` and the Pods' events: \`kubectl -n ${namespace} get events --field-selector involvedObject.kind=Pod\`.`)
+      throw new RolloutError(`The rollout of Deployment ${namespace}/${OPERATOR_NAME} is ${why}.${await podProblems(client, namespace)} ${check}`)
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 1000))
-  }
+    return undefined
+  })
 }
 
 interface PodObject extends KubeObject {
   status?: {
     phase?: string
-    containerStatuses?: Array<{name: string; ready?: boolean; state?: {waiting?: {reason?: string; message?: string}; terminated?: {reason?: string; exitCode?: number}}}>
+    containerStatuses?: ContainerStatus[]
+    initContainerStatuses?: ContainerStatus[]
     conditions?: Array<{type: string; status: string; reason?: string; message?: string}>
   }
+}
+
+interface ContainerStatus {
+  name: string
+  ready?: boolean
+  restartCount?: number
+  state?: {waiting?: {reason?: string; message?: string}; running?: {startedAt?: string}; terminated?: {reason?: string; exitCode?: number}}
+  lastState?: {terminated?: {reason?: string; exitCode?: number; message?: string}}
 }
 
 /** " Pod x: ImagePullBackOff (…)." for each operator Pod that is not ready, from its container states. */
@@ -170,7 +286,7 @@ async function podProblems(client: KubeClient, namespace: string): Promise<strin
   try {
     const pods = await client.request<{items: PodObject[]}>({
       path: resourcePath({...resources.pods, namespace}),
-      query: {labelSelector: `app.kubernetes.io/name=${OPERATOR_NAME}`},
+      query: {labelSelector: OPERATOR_SELECTOR},
     })
     const lines: string[] = []
     for (const pod of pods.items) {

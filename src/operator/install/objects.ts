@@ -6,10 +6,11 @@
 import {API_VERSION} from '../../crds/define.js'
 import type {KubeObject} from '../../kube/client.js'
 import {OPERATOR_NAME} from '../conventions.js'
-import {operatorManifests, type ManifestOptions} from '../manifests.js'
+import {metricsSecure, operatorManifests, type ManifestOptions} from '../manifests.js'
 import type {Permission} from '../permissions.js'
 import type {BlockValues} from './values.js'
 import {monitoringObjects, type MonitoringObjects} from './monitoring-objects.js'
+import {metricsTlsPlan, type MetricsTlsPlan} from './metrics-tls.js'
 
 export const VM_SERVICE_SCRAPE_CRD = 'vmservicescrapes.operator.victoriametrics.com'
 
@@ -40,6 +41,8 @@ export interface InstallPlan {
   vmServiceScrape: KubeObject
   /** VMRule, PrometheusRule and the dashboard ConfigMap (metrics.alerts, metrics.dashboard). */
   monitoring: MonitoringObjects
+  /** The metrics serving certificate's Secret install provides (metrics.secure); made by install, not part of `workload`. */
+  metricsTls?: MetricsTlsPlan
 }
 
 const labels = {'app.kubernetes.io/name': OPERATOR_NAME, 'app.kubernetes.io/part-of': 'polycrate'}
@@ -66,6 +69,8 @@ export function manifestOptions(values: BlockValues, options: InstallPlanOptions
     resources: values.deployment.resources,
     imagePullSecrets: values.imageCredentials.enabled ? [values.imageCredentials.name] : [],
     addCapabilities: values.security.addCapabilities,
+    metrics: {secure: values.metrics.secure, readers: values.metrics.readers, ...(values.metrics.allowedFrom ? {allowedFrom: values.metrics.allowedFrom} : {})},
+    ...(values.externalDnsWebhook.allowedFrom ? {externalDnsWebhookAllowedFrom: values.externalDnsWebhook.allowedFrom} : {}),
     ...options.overrides,
   }
 }
@@ -99,10 +104,16 @@ export function installPlan(values: BlockValues, permissions: readonly Permissio
     spec: values.operatorConfig.spec,
   } as KubeObject
   const monitoring = monitoringObjects(namespace, values.metrics)
-  return {namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape, monitoring}
+  return {
+    namespace, namespaceObject, tokenSecret, pullSecret, tokenSecretName: secretName, pullSecretName: credentials.name, workload, operatorConfig, vmServiceScrape, monitoring,
+    ...(metricsSecure(manifestSettings) ? {metricsTls: metricsTlsPlan(namespace)} : {}),
+  }
 }
 
-/** Everything in the order install applies it (the VMServiceScrape, rules and dashboard only when asked). */
+/**
+ * Everything in the order install applies it (the VMServiceScrape, rules and dashboard only when asked); not the
+ * metrics certificate's Secret (plan.metricsTls), which install makes or keeps imperatively and nothing prints.
+ */
 export function planObjects(plan: InstallPlan, options: {vmServiceScrape: boolean; vmRule?: boolean; prometheusRule?: boolean; dashboard?: boolean}): KubeObject[] {
   return [
     plan.namespaceObject,

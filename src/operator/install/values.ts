@@ -7,13 +7,14 @@
  * name) and `api_sync.credentials.api_token` (the agent token: it goes into a Secret, never into the CR).
  */
 import {z} from 'zod'
-import {operatorConfigSpec} from '../../crds/operator-config.js'
+import {operatorConfigSpec} from '../../crds/operatorconfig.js'
 import {parseQuantity} from '../../lib/quantity.js'
 import {nearest} from '../../lib/suggest.js'
 import {operatorVersion} from '../../version.js'
 import {DEFAULT_NAMESPACE, OPERATOR_CONFIG_NAME} from '../conventions.js'
 import {validateOperatorConfig} from '../config/operator-config.js'
-import {DEFAULT_OPERATOR_RESOURCES} from '../manifests.js'
+import {DEFAULT_OPERATOR_RESOURCES, type NetworkPolicyPeer, type RbacSubject} from '../manifests.js'
+import {imageNameProblem, imageReferenceProblem, imageTagProblem, namespaceProblem, registryProblem, replicasProblem} from './inputs.js'
 
 /** The block's name in workspaces (`name:` or `from:` of a block entry ends with it). */
 export const OPERATOR_BLOCK = 'cargo.ayedo.cloud/ayedo/k8s/polycrate-operator'
@@ -42,28 +43,59 @@ export interface BlockValues {
   }
   /** Where the agent token lives, and the token itself when the values carry one. */
   apiSync: {enabled: boolean; secretName: string; tokenKey: string; apiToken?: string}
-  /** `alerts`: VMRule/PrometheusRule; `dashboard`: the Grafana dashboard ConfigMap (alerts.ts, dashboard.ts). */
-  metrics: {enabled: boolean; alerts: boolean; dashboard: boolean; runbookBaseUrl?: string}
+  /**
+   * `alerts`: VMRule/PrometheusRule; `dashboard`: the Grafana dashboard ConfigMap (alerts.ts, dashboard.ts);
+   * `secure`: HTTPS with TokenReview + SubjectAccessReview; `readers`: subjects (ServiceAccount, User, Group) bound to the metrics-reader
+   * ClusterRole; `allowedFrom`: the NetworkPolicy peers that reach the metrics port (absent: every namespace).
+   */
+  metrics: {enabled: boolean; alerts: boolean; dashboard: boolean; runbookBaseUrl?: string; secure: boolean; readers: RbacSubject[]; allowedFrom?: NetworkPolicyPeer[]}
+  /** The NetworkPolicy peers that reach the external-dns webhook (absent: every namespace, the operator reference's rule). */
+  externalDnsWebhook: {allowedFrom?: NetworkPolicyPeer[]}
   security: {addCapabilities: string[]}
   /** The parsed OperatorConfig spec with every default (ports of the webhooks, …). */
   effectiveSpec: z.infer<typeof operatorConfigSpec>
+  /** The `config:` as the files wrote it (merged), to tell a setting given from a default (`info`); holds secrets. */
+  given: Record<string, unknown>
 }
 
 /** The values are not what the block accepts; `problems` are `config.<path>: <what is wrong>`, one per line. */
 export class ValuesError extends Error {
   override name = 'ValuesError'
-  constructor(readonly problems: string[], readonly source?: string) {
-    super(`${source ? `${source}: ` : ''}invalid operator block values:\n  ${problems.join('\n  ')}`)
+  constructor(readonly problems: string[], readonly source?: string, message?: string) {
+    super(message ?? `${source ? `${source}: ` : ''}invalid operator block values:\n  ${problems.join('\n  ')}`)
   }
 }
 
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
 const quantity = z.union([z.string(), z.number()])
   .transform((value) => String(value))
   .refine((value) => parseQuantity(value) !== undefined && parseQuantity(value)! >= 0, {message: 'not a Kubernetes quantity (e.g. 100m, 1, 256Mi, 1Gi)'})
-const cpuMemory = z.object({cpu: quantity.optional(), memory: quantity.optional()})
+/** Requests or limits, each defaulted separately to the block's (DEFAULT_OPERATOR_RESOURCES). */
+const cpuMemory = (defaults: {cpu: string; memory: string}) => z.object({cpu: quantity.default(defaults.cpu), memory: quantity.default(defaults.memory)})
+
+const labelSelector = z.object({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z.array(z.object({
+    key: z.string().min(1),
+    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+    values: z.array(z.string()).optional(),
+  })).optional(),
+})
+/** A NetworkPolicy peer as Kubernetes writes one; `{namespaceSelector: {}}` is every Pod of every namespace. */
+const networkPolicyPeer = z.object({
+  namespaceSelector: labelSelector.optional(),
+  podSelector: labelSelector.optional(),
+  ipBlock: z.object({cidr: z.string().min(1), except: z.array(z.string()).optional()}).optional(),
+}).refine((peer) => Object.keys(peer).length > 0, {message: 'a peer needs namespaceSelector, podSelector or ipBlock (`{namespaceSelector: {}}` is every namespace)'})
+  .refine((peer) => !(peer.ipBlock && (peer.namespaceSelector || peer.podSelector)), {message: 'ipBlock cannot be combined with namespaceSelector or podSelector'})
+const allowedFrom = z.array(networkPolicyPeer)
+/** A subject of the metrics-reader binding, as a RoleBinding writes it. */
+const rbacSubject = z.object({
+  kind: z.enum(['ServiceAccount', 'User', 'Group']),
+  name: z.string().min(1),
+  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional(),
+}).refine((subject) => (subject.kind === 'ServiceAccount') === (subject.namespace !== undefined), {message: 'a ServiceAccount needs its namespace, a User or Group has none (e.g. {kind: ServiceAccount, namespace: monitoring, name: vmagent})'})
 
 // The spec sections of the CRD schema, with the block's additions to api_sync.credentials.
 const specSections = operatorConfigSpec.shape
@@ -78,11 +110,19 @@ const blockOperatorConfig = operatorConfigSpec.extend({
   api_sync: apiSyncSection.extend({credentials: blockCredentials.optional()}).optional(),
 })
 
+/** A value checked by one of the rules of inputs.ts (the same rules as the flags). */
+function rule<T>(problem: (value: T) => string | undefined) {
+  return (value: T, context: z.RefinementCtx) => {
+    const found = problem(value)
+    if (found) context.addIssue({code: 'custom', message: found})
+  }
+}
+
 export const blockValuesSchema = z.object({
-  namespace: z.string().regex(dns1123Label, 'must be a namespace name (lower case letters, digits and "-", at most 63)').max(63).default(DEFAULT_NAMESPACE),
-  image_registry: z.string().min(1).default(DEFAULT_IMAGE_REGISTRY),
-  image_name: z.string().min(1).default(DEFAULT_IMAGE_NAME),
-  image_tag: z.union([z.string(), z.number()]).transform((value) => String(value)).optional(),
+  namespace: z.string().superRefine(rule(namespaceProblem)).default(DEFAULT_NAMESPACE),
+  image_registry: z.string().superRefine(rule(registryProblem)).default(DEFAULT_IMAGE_REGISTRY),
+  image_name: z.string().superRefine(rule(imageNameProblem)).default(DEFAULT_IMAGE_NAME),
+  image_tag: z.union([z.string(), z.number()]).transform((value) => String(value)).superRefine(rule(imageTagProblem)).optional(),
   image_credentials: z.object({
     enabled: z.boolean().default(false),
     name: z.string().regex(dns1123Subdomain, 'must be a Secret name (a DNS subdomain)').default('polycrate-registry'),
@@ -91,8 +131,11 @@ export const blockValuesSchema = z.object({
     password: z.string().default(''),
   }).optional(),
   deployment: z.object({
-    replicas: z.number().int().min(0).default(1),
-    resources: z.object({requests: cpuMemory.optional(), limits: cpuMemory.optional()}).optional(),
+    replicas: z.number().int().min(1, {error: (issue) => replicasProblem(Number(issue.input))}).default(1),
+    resources: z.object({
+      requests: cpuMemory(DEFAULT_OPERATOR_RESOURCES.requests).optional(),
+      limits: cpuMemory(DEFAULT_OPERATOR_RESOURCES.limits).optional(),
+    }).optional(),
   }).optional(),
   operator_config: blockOperatorConfig.optional(),
   metrics: z.object({
@@ -100,6 +143,12 @@ export const blockValuesSchema = z.object({
     alerts: z.boolean().default(false),
     dashboard: z.boolean().default(false),
     runbook_base_url: z.string().min(1).optional(),
+    secure: z.boolean().default(true),
+    readers: z.array(rbacSubject).default(() => []),
+    allowed_from: allowedFrom.optional(),
+  }).optional(),
+  external_dns_webhook: z.object({
+    allowed_from: allowedFrom.optional(),
   }).optional(),
   security: z.object({
     add_capabilities: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be a Linux capability name without CAP_, e.g. NET_RAW')).default(() => []),
@@ -121,6 +170,10 @@ export function parseBlockValues(input: unknown, options: {version?: string; sou
     problems.push('config.image_credentials: enabled is true, so username and password must be set')
   }
 
+  const image = `${values.image_registry}/${values.image_name}:${values.image_tag ?? options.version ?? operatorVersion()}`
+  const imageProblem = imageReferenceProblem(image)
+  if (imageProblem) problems.push(`config.image_registry/image_name/image_tag: ${imageProblem}`)
+
   const {name, spec: crSpec, apiSync} = operatorConfigSpecOf(raw.operator_config)
   const checked = validateOperatorConfig(crSpec)
   if (!checked.ok) problems.push(...checked.problems.map((problem) => problem.replace(/^spec\b/, 'config.operator_config')))
@@ -129,7 +182,7 @@ export function parseBlockValues(input: unknown, options: {version?: string; sou
   const resources = values.deployment?.resources
   return {
     namespace: values.namespace,
-    image: `${values.image_registry}/${values.image_name}:${values.image_tag ?? options.version ?? operatorVersion()}`,
+    image,
     imageCredentials: credentials,
     deployment: {
       replicas: values.deployment?.replicas ?? 1,
@@ -150,9 +203,14 @@ export function parseBlockValues(input: unknown, options: {version?: string; sou
       alerts: values.metrics?.alerts ?? false,
       dashboard: values.metrics?.dashboard ?? false,
       ...(values.metrics?.runbook_base_url ? {runbookBaseUrl: values.metrics.runbook_base_url} : {}),
+      secure: values.metrics?.secure ?? true,
+      readers: (values.metrics?.readers ?? []) as RbacSubject[],
+      ...(values.metrics?.allowed_from ? {allowedFrom: values.metrics.allowed_from as NetworkPolicyPeer[]} : {}),
     },
+    externalDnsWebhook: values.external_dns_webhook?.allowed_from ? {allowedFrom: values.external_dns_webhook.allowed_from as NetworkPolicyPeer[]} : {},
     security: {addCapabilities: [...new Set(values.security?.add_capabilities ?? [])]},
     effectiveSpec: checked.config,
+    given: structuredClone(raw),
   }
 }
 

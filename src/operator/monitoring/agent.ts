@@ -16,8 +16,9 @@ import type {ProbeMetrics} from './metrics.js'
 import {checkPlan, rawAgentEndpoint, type AgentConfig, type CheckPlan} from './plan.js'
 import {ResultBuffer} from './result-buffer.js'
 import {CheckFailure, round, type CheckOutcome} from './result.js'
-import {CheckScheduler, realTimers, type Timers} from './schedule.js'
+import {CheckScheduler} from './schedule.js'
 import {tcpCheck} from './tcp-check.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 
 /** Results per health report, and their JSON size: a report stays well under common 1 MiB body limits. */
 export const BATCH_MAX_RESULTS = 500
@@ -33,16 +34,16 @@ export function runCheck(plan: CheckPlan, options: ProbeOptions & {ping?: PingRu
     case 'tcp': return tcpCheck(endpointId, settings, options)
     case 'dns': return dnsCheck(endpointId, settings, options)
     case 'icmp': return icmpCheck(endpointId, settings, options)
-    case 'invalid': return Promise.resolve(failedOutcome(plan, new CheckFailure('configuration', 'INVALID_SPEC', settings.message), 0, options.now))
+    case 'invalid': return Promise.resolve(failedOutcome(plan, new CheckFailure('configuration', 'INVALID_SPEC', settings.message), 0, options.clock))
   }
 }
 
-function failedOutcome(plan: CheckPlan, failure: CheckFailure, durationMs: number, now: () => number = Date.now): CheckOutcome {
+function failedOutcome(plan: CheckPlan, failure: CheckFailure, durationMs: number, clock: Clock = systemClock): CheckOutcome {
   return {
     result: {
       endpoint_id: plan.endpointId,
       success: false,
-      checked_at: new Date(now() - durationMs).toISOString(),
+      checked_at: new Date(clock.now() - durationMs).toISOString(),
       error_code: 0,
       error_name: failure.errorName,
       http_error_category: failure.category,
@@ -92,7 +93,8 @@ export interface MonitoringAgentOptions {
   api: () => PolycrateApiClient | undefined
   metrics: ProbeMetrics
   logger: Logger
-  timers?: Timers
+  /** The manager's clock: the schedule, fetches, reports, deadlines and the checks' own timeouts run on it. */
+  clock?: Clock
   /** Replaces the real checks (bench, scheduling tests). */
   check?: CheckRunner
   probe?: ProbeOptions & {ping?: PingRunner}
@@ -100,8 +102,15 @@ export interface MonitoringAgentOptions {
   onStatus?: (snapshot: AgentSnapshot) => void
 }
 
+/** The agent has no API session to fetch with: not a failure of its own (api-sync tells why). */
+class NotConnectedYet extends Error {
+  constructor() {
+    super('not connected to the Polycrate API yet (see the APIConnected condition)')
+  }
+}
+
 export class MonitoringAgent {
-  private readonly timers: Timers
+  private readonly clock: Clock
   private readonly scheduler: CheckScheduler<CheckPlan>
   readonly buffer: ResultBuffer
   private readonly state = new Map<string, EndpointState>()
@@ -116,11 +125,11 @@ export class MonitoringAgent {
   private stopped = false
 
   constructor(private readonly options: MonitoringAgentOptions) {
-    this.timers = options.timers ?? realTimers
-    this.startedAt = this.timers.now()
+    this.clock = options.clock ?? systemClock
+    this.startedAt = this.clock.now()
     this.buffer = new ResultBuffer(options.config.result_buffer_size)
     this.scheduler = new CheckScheduler<CheckPlan>({
-      timers: this.timers,
+      clock: this.clock,
       concurrency: options.config.max_concurrent_checks,
       run: (plan) => this.checkOne(plan),
       onStart: (_plan, delayMs) => options.metrics.delay.observe(delayMs / 1000),
@@ -139,10 +148,10 @@ export class MonitoringAgent {
    */
   async shutdown(graceMs: number): Promise<void> {
     this.scheduler.stop()
-    this.timers.clearTimeout(this.fetchTimer)
-    this.timers.clearTimeout(this.reportTimer)
+    this.clock.clearTimeout(this.fetchTimer)
+    this.clock.clearTimeout(this.reportTimer)
     let timer: unknown
-    const timeUp = new Promise<void>((resolve) => { timer = this.timers.setTimeout(resolve, graceMs) })
+    const timeUp = new Promise<void>((resolve) => { timer = this.clock.setTimeout(resolve, graceMs) })
     const flush = async () => {
       await this.scheduler.idle()
       while (this.buffer.size > 0 && !this.stopped) {
@@ -152,7 +161,7 @@ export class MonitoringAgent {
       }
     }
     await Promise.race([flush(), timeUp])
-    this.timers.clearTimeout(timer)
+    this.clock.clearTimeout(timer)
     this.stop()
   }
 
@@ -161,8 +170,8 @@ export class MonitoringAgent {
     this.stopped = true
     this.abort.abort()
     this.scheduler.stop()
-    this.timers.clearTimeout(this.fetchTimer)
-    this.timers.clearTimeout(this.reportTimer)
+    this.clock.clearTimeout(this.fetchTimer)
+    this.clock.clearTimeout(this.reportTimer)
     this.options.metrics.retain(new Set())
     this.options.metrics.assigned.set(0)
   }
@@ -182,10 +191,10 @@ export class MonitoringAgent {
   async refresh(): Promise<void> {
     const interval = this.options.config.check_interval_seconds * 1000
     // One fetch loop: a refresh asked for early (the API connected) replaces the pending one.
-    this.timers.clearTimeout(this.fetchTimer)
+    this.clock.clearTimeout(this.fetchTimer)
     try {
       const api = this.options.api()
-      if (!api) throw new Error('not connected to the Polycrate API yet (see the APIConnected condition)')
+      if (!api) throw new NotConnectedYet()
       const agentId = await this.options.agentId()
       this.snapshotInfo.reportedAgentId = agentId
       const fetchAssignment = () => api.request({
@@ -203,18 +212,20 @@ export class MonitoringAgent {
         return fetchAssignment()
       })
       this.applyAssignment(data)
-      this.snapshotInfo.lastFetchAt = this.timers.now()
+      this.snapshotInfo.lastFetchAt = this.clock.now()
       delete this.snapshotInfo.fetchError
     } catch (error) {
       if (this.stopped) return
       this.snapshotInfo.fetchError = (error as Error).message
-      this.options.logger.warn('could not fetch the assigned endpoints; checking the last known ones', {error: (error as Error).message})
+      // No API session (yet): api-sync reports and logs that (APIConnected); the connect asks for a refresh at once.
+      if (error instanceof NotConnectedYet) this.options.logger.debug('waiting for the Polycrate API connection to fetch the assigned endpoints')
+      else this.options.logger.warn('could not fetch the assigned endpoints; checking the last known ones', {error: (error as Error).message})
     }
     this.emitStatus()
     if (!this.stopped) {
       // Before the first successful fetch, try again soon rather than after a whole interval.
       const next = this.snapshotInfo.lastFetchAt === undefined ? Math.min(interval, 5000) : interval
-      this.fetchTimer = this.timers.setTimeout(() => void this.refresh(), next)
+      this.fetchTimer = this.clock.setTimeout(() => void this.refresh(), next)
     }
   }
 
@@ -248,16 +259,16 @@ export class MonitoringAgent {
 
   private async checkOne(plan: CheckPlan): Promise<void> {
     const started = performance.now()
-    const check = this.options.check ?? ((p: CheckPlan) => runCheck(p, this.options.probe))
+    const check = this.options.check ?? ((p: CheckPlan) => runCheck(p, {...this.options.probe, clock: this.clock}))
     let timer: unknown
     const deadline = checkDeadlineMs(plan)
     const outcome = await Promise.race([
       check(plan),
       new Promise<CheckOutcome>((resolve) => {
-        timer = this.timers.setTimeout(() => resolve(failedOutcome(plan, new CheckFailure('timeout', 'TIMEOUT', `the check did not finish within ${deadline / 1000} s`), performance.now() - started, () => this.timers.now())), deadline)
+        timer = this.clock.setTimeout(() => resolve(failedOutcome(plan, new CheckFailure('timeout', 'TIMEOUT', `the check did not finish within ${deadline / 1000} s`), performance.now() - started, this.clock)), deadline)
       }),
     ])
-    this.timers.clearTimeout(timer)
+    this.clock.clearTimeout(timer)
     // An endpoint unassigned while it was checked: its result is still true and is reported, but not shown.
     const state = this.state.get(plan.endpointId)
     if (this.stopped) return
@@ -286,7 +297,7 @@ export class MonitoringAgent {
     if (this.stopped) return
     // Buffered results go out every 10 s (sooner with a shorter check interval, or when a batch is full).
     const interval = Math.min(10_000, this.options.config.check_interval_seconds * 1000)
-    this.reportTimer = this.timers.setTimeout(() => {
+    this.reportTimer = this.clock.setTimeout(() => {
       void this.report().finally(() => this.scheduleReport())
     }, interval)
   }
@@ -307,7 +318,7 @@ export class MonitoringAgent {
       const batch = this.buffer.peek(BATCH_MAX_RESULTS, BATCH_MAX_BYTES)
       try {
         const agentId = await this.options.agentId()
-        const now = this.timers.now()
+        const now = this.clock.now()
         await api.agent.health({
           reported_agent_id: agentId,
           kind: 'operator',
@@ -330,7 +341,7 @@ export class MonitoringAgent {
         }, {signal: this.abort.signal})
         if (batch) this.buffer.ack(batch.lastSeq)
         this.totals.sinceReport = 0
-        this.snapshotInfo.lastReportAt = this.timers.now()
+        this.snapshotInfo.lastReportAt = this.clock.now()
         delete this.snapshotInfo.reportError
       } catch (error) {
         if (!this.stopped) {

@@ -18,6 +18,7 @@ import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {DnsPlan} from './plan.js'
 import {CheckFailure, checkResult, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
+import {systemClock} from '../../lib/clock.js'
 
 export interface DnsAnswer {
   id: number
@@ -142,10 +143,11 @@ function exchangeTcp(plan: DnsPlan, query: Buffer, signal: AbortSignal): Promise
 }
 
 export async function dnsCheck(endpointId: string, plan: DnsPlan, options: ProbeOptions = {}): Promise<CheckOutcome> {
-  const checkedAt = (options.now ?? Date.now)()
+  const clock = options.clock ?? systemClock
+  const checkedAt = clock.now()
   const started = performance.now()
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new CheckFailure('timeout', 'TIMEOUT', `no DNS answer within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
+  const timer = clock.setTimeout(() => controller.abort(new CheckFailure('timeout', 'TIMEOUT', `no DNS answer within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
   let answer: DnsAnswer | undefined
   let failure: Failure | undefined
   try {
@@ -161,7 +163,7 @@ export async function dnsCheck(endpointId: string, plan: DnsPlan, options: Probe
     const {category, errorName} = classify(error)
     failure = {category, errorName, message: (error as Error)?.message ?? String(error)}
   } finally {
-    clearTimeout(timer)
+    clock.clearTimeout(timer)
   }
   const durationMs = performance.now() - started
   const values = answer?.records.filter((r) => r.type === plan.recordType).map((r) => r.data) ?? []

@@ -12,11 +12,13 @@ import type {TLSSocket, PeerCertificate, DetailedPeerCertificate} from 'node:tls
 import type {CheckResultInput} from '../../api/index.js'
 import {statusAccepted, type HttpPlan} from './plan.js'
 import {CheckFailure, checkResult, classify, commonResult, round, type CheckOutcome, type Failure} from './result.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 
 export interface ProbeOptions {
   /** Extra trusted CA certificates (PEM); the system's are always trusted. */
   ca?: string[]
-  now?: () => number
+  /** The clock of checked_at and the check's timeout (the agent's; the system clock by default). */
+  clock?: Clock
 }
 
 /** Body bytes kept for the expected-body match (none without one); the size counts every byte. */
@@ -179,11 +181,11 @@ function requestHop(url: URL, plan: HttpPlan, method: string, signal: AbortSigna
 
 /** Runs one HTTP check; never throws (every failure is a result). */
 export async function httpCheck(endpointId: string, plan: HttpPlan, options: ProbeOptions = {}): Promise<CheckOutcome> {
-  const now = options.now ?? Date.now
-  const checkedAt = now()
+  const clock = options.clock ?? systemClock
+  const checkedAt = clock.now()
   const started = performance.now()
   const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new CheckFailure('timeout', 'TIMEOUT', `no complete answer within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
+  const timer = clock.setTimeout(() => controller.abort(new CheckFailure('timeout', 'TIMEOUT', `no complete answer within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
   const totals = {dns: 0, connect: 0, tls: 0, processing: 0, transfer: 0, ttfb: 0}
   let tls: TlsInfo | undefined
   let last: Hop | undefined
@@ -222,7 +224,7 @@ export async function httpCheck(endpointId: string, plan: HttpPlan, options: Pro
     const {category, errorName} = classify(cause)
     failure = {category, errorName, message: (cause as Error)?.message ?? String(cause)}
   } finally {
-    clearTimeout(timer)
+    clock.clearTimeout(timer)
   }
   const durationMs = performance.now() - started
   const result: CheckResultInput = checkResult(commonResult(endpointId, checkedAt, failure, durationMs, ip ?? null, last?.status), {

@@ -1,12 +1,14 @@
 /**
- * The ICMP check through the system `ping` (iputils): raw ICMP sockets need NET_RAW, which the operator only has
- * when `agent.icmp_enabled` is set and the pod got the capability. Without it (disabled, no `ping` binary, or
- * "Operation not permitted") the endpoint gets a `configuration` error and the agent goes on.
+ * The ICMP check through the system `ping` (iputils). ping opens an unprivileged ICMP socket (SOCK_DGRAM) when the
+ * process's group is in the Pod's `net.ipv4.ping_group_range` (the manifests set it: the restricted Pod Security profile
+ * allows that sysctl), else a raw socket, which needs NET_RAW (`security.add_capabilities`). Without either (or with
+ * `agent.icmp_enabled` false, or no `ping` binary) the endpoint gets a `configuration` error and the agent goes on.
  */
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {IcmpPlan} from './plan.js'
 import {round, type CheckOutcome, type ErrorCategory} from './result.js'
+import {systemClock} from '../../lib/clock.js'
 
 export interface PingSummary {
   sent: number
@@ -40,7 +42,7 @@ const systemPing: PingRunner = async (args, timeoutMs) => {
 }
 
 export async function icmpCheck(endpointId: string, plan: IcmpPlan, options: ProbeOptions & {ping?: PingRunner} = {}): Promise<CheckOutcome> {
-  const checkedAt = (options.now ?? Date.now)()
+  const checkedAt = (options.clock ?? systemClock).now()
   const started = performance.now()
   const base: CheckResultInput = {endpoint_id: endpointId, checked_at: new Date(checkedAt).toISOString(), success: false}
   const fail = (category: ErrorCategory, errorName: string, message: string, extra: Partial<CheckResultInput> = {}): CheckOutcome => ({
@@ -55,7 +57,7 @@ export async function icmpCheck(endpointId: string, plan: IcmpPlan, options: Pro
   const run = await (options.ping ?? systemPing)(args, budget)
   if (run.code === 'ENOENT') return fail('configuration', 'PING_MISSING', 'the ping binary is not installed (Debian: iputils-ping)')
   if (/operation not permitted|permission denied|socktype|cap_net_raw/i.test(run.stderr)) {
-    return fail('configuration', 'NO_NET_RAW', 'ping may not open an ICMP socket: give the operator the NET_RAW capability (security.add_capabilities: [NET_RAW]) or set agent.icmp_enabled: false')
+    return fail('configuration', 'NO_NET_RAW', 'ping may not open an ICMP socket: the Pod needs the sysctl net.ipv4.ping_group_range covering its group (the manifests set "0 2147483647"; out of a Pod: sysctl -w net.ipv4.ping_group_range="0 2147483647") or the NET_RAW capability; or set agent.icmp_enabled: false')
   }
   if (/name or service not known|unknown host|temporary failure in name resolution/i.test(run.stderr)) {
     return fail('dns', 'ENOTFOUND', `cannot resolve ${plan.host}`)

@@ -4,13 +4,14 @@
  * summary (assignment, last result per endpoint, failures) into `OperatorConfig.status.monitoring`, which
  * `polycrate operator status` shows. Any change of the `agent` section restarts it.
  */
-import {operatorConfigCrd} from '../../crds/operator-config.js'
+import {operatorConfigCrd} from '../../crds/operatorconfig.js'
 import {API_VERSION} from '../../crds/define.js'
 import {operatorAgentId} from '../agent/agent-id.js'
 import type {ApiSession} from '../agent/api-session.js'
 import {operatorConfigResource} from '../config/operator-config-controller.js'
 import {OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import type {Manager} from '../runtime/manager.js'
 import {MonitoringAgent, type AgentSnapshot} from './agent.js'
 import {ProbeMetrics} from './metrics.js'
@@ -22,7 +23,7 @@ const STATUS_EVERY_MS = 10_000
 /** On stop (agent disabled, settings changed, operator shutting down): time to finish checks and report them. */
 const SHUTDOWN_GRACE_MS = 15_000
 
-export function createMonitoringFeature(session: ApiSession): Feature {
+export function createMonitoringFeature(session: ApiSession): Feature<OperatorConfig> {
   return {
     name: 'endpoint-monitoring-agent',
     enabled: (config) => config.agent.enabled,
@@ -47,6 +48,7 @@ export function createMonitoringFeature(session: ApiSession): Feature {
         api: () => session.client,
         metrics: ProbeMetrics.for(manager.metrics.registry),
         logger,
+        clock: manager.clock,
         onStatus: (snapshot) => writer.update(snapshot),
       })
       agent.start()
@@ -70,7 +72,7 @@ export function createMonitoringFeature(session: ApiSession): Feature {
 function statusWriter(manager: Manager, signal: AbortSignal) {
   let latest: AgentSnapshot | undefined
   let lastWrite = 0
-  let timer: NodeJS.Timeout | undefined
+  let timer: unknown
   let writing: Promise<void> = Promise.resolve()
   let closed = false
   const resource = {...operatorConfigResource(manager.namespace), name: OPERATOR_CONFIG_NAME, subresource: 'status'}
@@ -88,20 +90,19 @@ function statusWriter(manager: Manager, signal: AbortSignal) {
   const flush = () => {
     timer = undefined
     if (closed || !latest) return
-    lastWrite = Date.now()
+    lastWrite = manager.clock.now()
     write({monitoring: monitoringStatus(latest)})
   }
   return {
     update(snapshot: AgentSnapshot) {
       latest = snapshot
       if (timer || closed) return
-      timer = setTimeout(flush, Math.max(0, lastWrite + STATUS_EVERY_MS - Date.now()))
-      timer.unref()
+      timer = manager.clock.setTimeout(flush, Math.max(0, lastWrite + STATUS_EVERY_MS - manager.clock.now()))
     },
     /** Stops writing and gives the summary up (the agent is off: the status no longer claims it runs). */
     async close() {
       closed = true
-      clearTimeout(timer)
+      manager.clock.clearTimeout(timer)
       write({})
       await writing
     },

@@ -2,7 +2,7 @@
  * Check results waiting for the API: a bounded FIFO. A batch is taken from the front without removing it and
  * acknowledged by sequence number once the API answered 201, so a failed report sends the same results again
  * (nothing lost) and an acknowledged one is never sent again (nothing duplicated). When the buffer is full the
- * oldest result is dropped and counted.
+ * oldest result is dropped and counted. A result that leaves (acknowledged or dropped) is no longer referenced.
  */
 import type {CheckResultInput} from '../../api/index.js'
 
@@ -19,7 +19,8 @@ export interface Batch {
 }
 
 export class ResultBuffer {
-  private items: Item[] = []
+  /** Slots before `head` are empty (results that left); compacted once they are half of the array. */
+  private items: Array<Item | undefined> = []
   private head = 0
   private nextSeq = 1
   /** Results dropped (oldest first) because the buffer was full. */
@@ -35,7 +36,7 @@ export class ResultBuffer {
 
   push(result: CheckResultInput): void {
     if (this.size >= this.capacity) {
-      this.head++
+      this.items[this.head++] = undefined
       this.dropped++
     }
     this.items.push({seq: this.nextSeq++, result, bytes: Buffer.byteLength(JSON.stringify(result))})
@@ -60,12 +61,16 @@ export class ResultBuffer {
 
   /** Removes every result up to `lastSeq` (those already dropped meanwhile are simply gone). */
   ack(lastSeq: number): void {
-    while (this.head < this.items.length && this.items[this.head]!.seq <= lastSeq) this.head++
+    while (this.head < this.items.length && this.items[this.head]!.seq <= lastSeq) this.items[this.head++] = undefined
     this.compact()
   }
 
+  /**
+   * Drops the empty slots once they are at least half of the array: each compaction copies fewer results than it
+   * drops slots, so it costs O(1) per result, and the array is at most twice the results it holds.
+   */
   private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
+    if (this.head > 0 && this.head * 2 >= this.items.length) {
       this.items = this.items.slice(this.head)
       this.head = 0
     }

@@ -14,8 +14,6 @@ import {createHash} from 'node:crypto'
 import {systemClock, type Clock} from '../../lib/clock.js'
 
 /** The scheduler's clock and timers (the shared Clock). */
-export type Timers = Clock
-export const realTimers: Timers = systemClock
 
 /** Where in its interval an endpoint's checks fall: [0, interval), uniform over ids. */
 export function phaseOffset(id: string, intervalMs: number): number {
@@ -78,7 +76,7 @@ function heapPop<E extends Entry<Schedulable>>(heap: E[]): E | undefined {
 }
 
 export interface SchedulerOptions<T extends Schedulable> {
-  timers?: Timers
+  clock?: Clock
   concurrency: number
   /** Runs one check; must settle (the agent bounds each check by its own deadline). */
   run: (plan: T) => Promise<void>
@@ -89,7 +87,7 @@ export interface SchedulerOptions<T extends Schedulable> {
 }
 
 export class CheckScheduler<T extends Schedulable> {
-  private readonly timers: Timers
+  private readonly clock: Clock
   private readonly entries = new Map<string, Entry<T>>()
   private readonly queue: Array<Entry<T>> = []
   /**
@@ -107,7 +105,7 @@ export class CheckScheduler<T extends Schedulable> {
   private idleWaiters: Array<() => void> = []
 
   constructor(private readonly options: SchedulerOptions<T>) {
-    this.timers = options.timers ?? realTimers
+    this.clock = options.clock ?? systemClock
   }
 
   /** Checks waiting for a slot. */
@@ -133,7 +131,7 @@ export class CheckScheduler<T extends Schedulable> {
       const offset = phaseOffset(plan.endpointId, plan.intervalMs)
       const fresh: Entry<T> = {plan, offset, due: 0, seq: 0}
       this.entries.set(plan.endpointId, fresh)
-      this.arm(fresh, nextDue(this.timers.now(), plan.intervalMs, offset))
+      this.arm(fresh, nextDue(this.clock.now(), plan.intervalMs, offset))
     }
   }
 
@@ -145,7 +143,7 @@ export class CheckScheduler<T extends Schedulable> {
 
   stop(): void {
     this.stopped = true
-    this.timers.clearTimeout(this.timer)
+    this.clock.clearTimeout(this.timer)
     this.entries.clear()
     this.queue.length = 0
     this.heap.length = 0
@@ -159,9 +157,9 @@ export class CheckScheduler<T extends Schedulable> {
   }
 
   private setTimer(due: number): void {
-    this.timers.clearTimeout(this.timer)
+    this.clock.clearTimeout(this.timer)
     this.timerDue = due
-    this.timer = this.timers.setTimeout(this.onTimerCallback, Math.max(0, due - this.timers.now()))
+    this.timer = this.clock.setTimeout(this.onTimerCallback, Math.max(0, due - this.clock.now()))
   }
 
   /** Fires every entry that is due (each sets its next grid point), then sets the timer for the earliest left. */
@@ -170,7 +168,7 @@ export class CheckScheduler<T extends Schedulable> {
     // While the due entries fire, arm() sets no timer: one is set for the earliest entry afterwards.
     this.timerDue = -Infinity
     try {
-      const now = this.timers.now()
+      const now = this.clock.now()
       while (!this.stopped && this.heap.length > 0 && this.heap[0]!.due <= now) this.fire(heapPop(this.heap)!)
     } finally {
       this.timerDue = Infinity
@@ -185,7 +183,7 @@ export class CheckScheduler<T extends Schedulable> {
     const {intervalMs, endpointId} = entry.plan
     // After a stall (a blocked event loop, a clock step) grid points that already passed are skipped, not made up
     // in a burst: the next check is the next grid point after now.
-    const next = Math.max(due + intervalMs, nextDue(this.timers.now() + 1, intervalMs, entry.offset))
+    const next = Math.max(due + intervalMs, nextDue(this.clock.now() + 1, intervalMs, entry.offset))
     const missed = Math.round((next - due) / intervalMs) - 1
     for (let i = 0; i < missed; i++) this.options.onSkip?.(entry.plan)
     this.arm(entry, next)
@@ -206,7 +204,7 @@ export class CheckScheduler<T extends Schedulable> {
       const id = entry.plan.endpointId
       if (this.entries.get(id) !== entry) continue
       this.inFlight.add(id)
-      this.options.onStart?.(entry.plan, this.timers.now() - due)
+      this.options.onStart?.(entry.plan, this.clock.now() - due)
       void this.options.run(entry.plan).catch(() => {}).finally(() => {
         this.inFlight.delete(id)
         this.pump()

@@ -1,5 +1,5 @@
 /** What the monitoring agent writes into `OperatorConfig.status.monitoring` (pure; kept small: at most 100 endpoints). */
-import type {OperatorConfigStatus} from '../../crds/operator-config.js'
+import type {OperatorConfigStatus} from '../../crds/operatorconfig.js'
 import type {AgentSnapshot} from './agent.js'
 
 export type MonitoringStatus = NonNullable<OperatorConfigStatus['monitoring']>

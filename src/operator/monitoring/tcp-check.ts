@@ -8,6 +8,7 @@ import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
 import type {TcpPlan} from './plan.js'
 import {CheckFailure, checkResult, classify, commonResult, type CheckOutcome, type Failure} from './result.js'
+import {systemClock} from '../../lib/clock.js'
 
 /** Banner bytes kept (and reported as `tcp_banner`). */
 const BANNER_LIMIT = 1024
@@ -15,7 +16,8 @@ const BANNER_LIMIT = 1024
 const BANNER_WAIT_MS = 500
 
 export async function tcpCheck(endpointId: string, plan: TcpPlan, options: ProbeOptions = {}): Promise<CheckOutcome> {
-  const checkedAt = (options.now ?? Date.now)()
+  const clock = options.clock ?? systemClock
+  const checkedAt = clock.now()
   const started = performance.now()
   let connectedAt: number | undefined
   let banner = ''
@@ -28,8 +30,8 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
     const finish = (error?: unknown) => {
       if (done) return
       done = true
-      clearTimeout(deadline)
-      clearTimeout(bannerWait)
+      clock.clearTimeout(deadline)
+      clock.clearTimeout(bannerWait)
       if (error !== undefined) {
         const {category, errorName} = classify(error)
         failure = {category, errorName, message: (error as Error)?.message ?? String(error)}
@@ -37,8 +39,8 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
       socket.destroy()
       resolve()
     }
-    const deadline = setTimeout(() => finish(new CheckFailure('timeout', 'TIMEOUT', `no ${connectedAt === undefined ? 'connection' : 'expected response'} within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
-    let bannerWait: NodeJS.Timeout | undefined
+    const deadline = clock.setTimeout(() => finish(new CheckFailure('timeout', 'TIMEOUT', `no ${connectedAt === undefined ? 'connection' : 'expected response'} within ${plan.timeoutMs / 1000} s`)), plan.timeoutMs)
+    let bannerWait: unknown
     const onConnected = () => {
       connectedAt = performance.now()
       if (plan.tls) {
@@ -49,7 +51,7 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
         }
       }
       if (plan.sendString) socket.write(plan.sendString)
-      if (!plan.expectedResponse) bannerWait = setTimeout(() => finish(), BANNER_WAIT_MS)
+      if (!plan.expectedResponse) bannerWait = clock.setTimeout(() => finish(), BANNER_WAIT_MS)
     }
     socket.once(plan.tls ? 'secureConnect' : 'connect', onConnected)
     socket.on('data', (chunk: Buffer) => {

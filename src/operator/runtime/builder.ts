@@ -59,7 +59,7 @@ export interface BuilderHost {
   readonly logger: Logger
   readonly metrics: OperatorMetrics
   readonly maxConcurrentReconciles: number
-  readonly timers?: Clock
+  readonly clock?: Clock
   informer<T extends KubeObject>(request: InformerRequest<T>): Informer<T>
   releaseInformer<T extends KubeObject>(informer: Informer<T>): Promise<void>
   recorder(name: string): EventRecorder
@@ -120,7 +120,7 @@ export class ControllerBuilder {
       needLeaderElection: options.needLeaderElection,
       logger: manager.logger,
       metrics: manager.metrics,
-      clock: manager.timers,
+      clock: manager.clock,
     })
     manager.addController(controller)
     const acquired = this.acquired

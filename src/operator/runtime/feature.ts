@@ -2,8 +2,12 @@
  * Features are the optional parts of the operator (one per OperatorConfig section: endpoint discovery, node
  * discovery, …). The FeatureSet starts and stops their controllers when their `enabled` flags, their settings or
  * the CRDs they need change — without a restart.
+ *
+ * The contract is generic in the configuration (`Config`: the operator's is config/'s OperatorConfig): the runtime
+ * only hands it on to the features, so it does not import the layer that defines it.
  */
-import {FAILED_PREFIX, type OperatorConfig, type ControllerState} from '../config/operator-config.js'
+import {FAILED_PREFIX, FORBIDDEN_PREFIX, INSTALL_CRDS_HINT, type ControllerState} from './feature-state.js'
+import {accessChecks, checkKey, forbiddenReason, type AccessCheck} from './access-review.js'
 import type {Logger} from '../../lib/logger.js'
 import type {CrdGate} from './crd-gate.js'
 import type {Manager} from './manager.js'
@@ -32,12 +36,9 @@ export interface StopReason {
 /** The polycrate.io CRDs are the operator's own: one missing is a broken installation, not an absent option. */
 export const isOwnCrd = (crd: string) => crd.endsWith('.polycrate.io')
 
-/** What installs the operator's own CRDs: named wherever one is missing. */
-export const INSTALL_CRDS_HINT = 'install them with `polycrate operator install-crds` (or `polycrate operator crds | kubectl apply -f -`)'
-
-export interface Feature {
+export interface Feature<Config> {
   name: string
-  enabled(config: OperatorConfig): boolean
+  enabled(config: Config): boolean
   /** CRDs (by full name) that must be Established before the feature can run. */
   requiredCrds?: readonly string[]
   /** Everything its controllers read and write in the cluster (the generated RBAC roles are their union). */
@@ -46,40 +47,40 @@ export interface Feature {
    * What the feature's controllers depend on (its config section, which optional CRDs exist); when it changes
    * the feature is restarted.
    */
-  settings(config: OperatorConfig, isEstablished: (crd: string) => boolean): unknown
+  settings(config: Config, isEstablished: (crd: string) => boolean): unknown
   /**
    * Runs on every replica, not only on the leader (the DNS webhooks: what they serve does not depend on the
    * lease). Its controllers that write must check `manager.isLeader` or set needLeaderElection.
    */
   everyReplica?: boolean
   /** `context.changed()` tells the FeatureSet that `problem()` of the returned feature changed. */
-  start(manager: Manager, config: OperatorConfig, isEstablished: (crd: string) => boolean, context: FeatureContext): RunningFeature
+  start(manager: Manager, config: Config, isEstablished: (crd: string) => boolean, context: FeatureContext): RunningFeature
   /**
    * Releases what an earlier run left on users' objects (finalizers), for a feature that is not running when the
    * operator starts because it is disabled or misses a CRD (a running one releases them when it stops).
    */
-  releaseLeftovers?(manager: Manager, config: OperatorConfig, why: StopReason): Promise<void>
+  releaseLeftovers?(manager: Manager, config: Config, why: StopReason): Promise<void>
 }
 
 export interface FeatureContext {
   changed(): void
 }
 
-export type FeatureAction = {feature: Feature; action: 'start' | 'stop' | 'restart'; why?: StopReason}
+export type FeatureAction<Config> = {feature: Feature<Config>; action: 'start' | 'stop' | 'restart'; why?: StopReason}
 
 /**
  * What to do (pure): given the config (undefined = invalid, everything paused), which CRDs are there, which
  * features run with which settings and whether this replica leads (a standby runs only the everyReplica features),
  * the start/stop/restart actions and the state to report.
  */
-export function planFeatures(
-  features: readonly Feature[],
-  config: OperatorConfig | undefined,
+export function planFeatures<Config>(
+  features: readonly Feature<Config>[],
+  config: Config | undefined,
   isEstablished: (crd: string) => boolean,
   running: ReadonlyMap<string, string>,
   leading = true,
-): {actions: FeatureAction[]; states: ControllerState[]; missingOwnCrds: Map<string, string[]>} {
-  const actions: FeatureAction[] = []
+): {actions: FeatureAction<Config>[]; states: ControllerState[]; missingOwnCrds: Map<string, string[]>} {
+  const actions: FeatureAction<Config>[] = []
   const states: ControllerState[] = []
   /** Own CRDs an enabled feature needs and does not find → the features that need them. */
   const missingOwnCrds = new Map<string, string[]>()
@@ -120,6 +121,7 @@ export function planFeatures(
 export function featureState(reason: string | undefined, running: boolean): FeatureState {
   if (running) return 'running'
   if (reason?.startsWith(FAILED_PREFIX)) return 'failed'
+  if (reason?.startsWith(FORBIDDEN_PREFIX)) return 'forbidden'
   if (reason?.startsWith('CRDsMissing')) return 'crds_missing'
   if (reason?.startsWith('WaitingForCRDs')) return 'waiting_for_crds'
   if (reason === 'PausedInvalidConfig') return 'paused_invalid_config'
@@ -127,8 +129,26 @@ export function featureState(reason: string | undefined, running: boolean): Feat
   return 'disabled'
 }
 
-export class FeatureSet {
+/** Asks whether the operator may do what a feature's permissions name (access-review.ts); returns what it may not. */
+export interface AccessReviewer {
+  denied(checks: readonly AccessCheck[]): Promise<AccessCheck[]>
+}
+
+export interface FeatureSetOptions {
+  /** Checks each feature's permissions before it starts; without it every feature starts (tests, a fake client). */
+  reviewer?: AccessReviewer
+  /** How long a feature that was refused for its RBAC waits before it is checked again (install may add the rules). */
+  forbiddenRecheckMs?: number
+}
+
+/** Default of FeatureSetOptions.forbiddenRecheckMs. */
+export const FORBIDDEN_RECHECK_MS = 30_000
+
+export class FeatureSet<Config> {
   private readonly running = new Map<string, {settings: string; instance: RunningFeature}>()
+  /** Features wanted but not started because the RBAC lacks their rules → their reason (`Forbidden: …`). */
+  private forbidden: ReadonlyMap<string, string> = new Map()
+  private recheck: unknown
   private applying: Promise<unknown> = Promise.resolve()
   private readonly listeners = new Set<() => void>()
   /** The operator's own CRDs that enabled features need and do not find (→ feature names), as last applied. */
@@ -139,8 +159,9 @@ export class FeatureSet {
   constructor(
     private readonly manager: Manager,
     private readonly gate: CrdGate,
-    readonly features: readonly Feature[],
+    readonly features: readonly Feature<Config>[],
     private readonly logger: Logger,
+    private readonly options: FeatureSetOptions = {},
   ) {}
 
   /**
@@ -149,11 +170,12 @@ export class FeatureSet {
    * all (an OperatorConfig never valid whose api_sync is: API sync alone); the others are reported
    * `PausedInvalidConfig`.
    */
-  apply(config: OperatorConfig | undefined, options: {leading?: boolean; only?: ReadonlySet<string>} = {}): Promise<ControllerState[]> {
+  apply(config: Config | undefined, options: {leading?: boolean; only?: ReadonlySet<string>} = {}): Promise<ControllerState[]> {
     return this.queue(config, options.leading ?? true, false, options.only)
   }
 
   async stopAll(): Promise<void> {
+    if (this.options.reviewer) this.manager.clock.clearTimeout(this.recheck)
     await this.queue(undefined, true, true)
   }
 
@@ -163,24 +185,38 @@ export class FeatureSet {
     return () => this.listeners.delete(listener)
   }
 
-  private queue(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
+  private queue(config: Config | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
     const next = this.applying.then(() => this.applyNow(config, leading, shutdown, only))
     this.applying = next.catch(() => {})
     return next
   }
 
-  /** The readiness check `crds`: fails while an enabled feature misses one of the operator's own CRDs. */
-  crdCheck(): {ok: boolean; message?: string} {
-    if (this.missingOwnCrds.size === 0) return {ok: true}
-    const missing = [...this.missingOwnCrds].map(([crd, features]) => `${crd} (needed by ${features.join(', ')})`)
-    return {ok: false, message: `missing CRDs: ${missing.join('; ')}; ${INSTALL_CRDS_HINT}`}
+  /** The features that were started but could not run (a webhook port in use), with why: readiness.ts's input. */
+  failed(): Array<{name: string; problem: string}> {
+    return this.problems().map(([name, problem]) => ({name, problem}))
   }
 
-  /** The readiness check `features`: fails while a started feature could not start (e.g. its port is in use). */
-  failedCheck(): {ok: boolean; message?: string} {
-    const failed = this.problems()
-    if (failed.length === 0) return {ok: true}
-    return {ok: false, message: failed.map(([name, problem]) => `${name}: ${problem}`).join('; ')}
+  /** The features enabled but not started because the RBAC lacks their rules, with their `Forbidden: …` reason: readiness.ts's input. */
+  forbiddenFeatures(): Array<{name: string; reason: string}> {
+    return [...this.forbidden].map(([name, reason]) => ({name, reason}))
+  }
+
+  /**
+   * Which of the features about to start the RBAC does not allow (each review once, however many features need it);
+   * their `Forbidden: …` reasons.
+   */
+  private async refused(starting: readonly Feature<Config>[]): Promise<Map<string, string>> {
+    const reviewer = this.options.reviewer
+    if (!reviewer || starting.length === 0) return new Map()
+    const byFeature = new Map(starting.map((feature) => [feature, accessChecks(feature.permissions, this.manager.namespace)]))
+    const unique = new Map([...byFeature.values()].flat().map((check) => [checkKey(check), check]))
+    const denied = new Set((await reviewer.denied([...unique.values()])).map(checkKey))
+    const refused = new Map<string, string>()
+    for (const [feature, checks] of byFeature) {
+      const missing = checks.filter((check) => denied.has(checkKey(check)))
+      if (missing.length > 0) refused.set(feature.name, forbiddenReason(missing))
+    }
+    return refused
   }
 
   private problems(): Array<[string, string]> {
@@ -190,7 +226,7 @@ export class FeatureSet {
     })
   }
 
-  private async applyNow(config: OperatorConfig | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
+  private async applyNow(config: Config | undefined, leading: boolean, shutdown: boolean, only?: ReadonlySet<string>): Promise<ControllerState[]> {
     const current = new Map([...this.running].map(([name, entry]) => [name, entry.settings]))
     const isEstablished = (crd: string) => this.gate.isEstablished(crd)
     const features = only ? this.features.map((feature) => (only.has(feature.name) ? feature : {...feature, enabled: () => false})) : this.features
@@ -199,13 +235,23 @@ export class FeatureSet {
     const states = only ? planned.states.map((state) => (only.has(state.name) ? state : {...state, reason: 'PausedInvalidConfig'})) : planned.states
     this.missingOwnCrds = missingOwnCrds
     const context: FeatureContext = {changed: () => this.listeners.forEach((listener) => listener())}
+    const refused = config ? await this.refused(actions.filter(({action}) => action !== 'stop').map(({feature}) => feature)) : new Map<string, string>()
+    for (const [name, reason] of refused) {
+      if (this.forbidden.get(name) !== reason) this.logger.warn('feature not started: the operator\'s RBAC lacks its rules', {feature: name, reason})
+    }
+    this.forbidden = refused
+    if (this.options.reviewer) {
+      this.manager.clock.clearTimeout(this.recheck)
+      // Checked again a while later: install may add the rules meanwhile (the OperatorConfig controller applies again).
+      if (refused.size > 0) this.recheck = this.manager.clock.setTimeout(() => context.changed(), this.options.forbiddenRecheckMs ?? FORBIDDEN_RECHECK_MS)
+    }
     for (const {feature, action, why} of actions) {
       if (action === 'stop' || action === 'restart') {
         await this.running.get(feature.name)?.instance.stop(shutdown ? {kind: 'shutdown', message: 'the operator is shutting down'} : why)
         this.running.delete(feature.name)
         this.logger.info(action === 'stop' ? 'feature stopped' : 'feature restarting with new settings', {feature: feature.name})
       }
-      if ((action === 'start' || action === 'restart') && config) {
+      if ((action === 'start' || action === 'restart') && config && !refused.has(feature.name)) {
         const instance = feature.start(this.manager, config, isEstablished, context)
         this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
@@ -223,7 +269,9 @@ export class FeatureSet {
     }
     // A feature that was started but could not serve is not running: the status and /readyz say why.
     const failed = new Map(this.problems())
-    const reported = states.map((state) => (failed.has(state.name) ? {...state, running: false, reason: `${FAILED_PREFIX}${failed.get(state.name)}`} : state))
+    const reported = states.map((state) => (failed.has(state.name)
+      ? {...state, running: false, reason: `${FAILED_PREFIX}${failed.get(state.name)}`}
+      : refused.has(state.name) ? {...state, running: false, reason: refused.get(state.name)} : state))
     for (const state of reported) this.manager.metrics.setFeatureState(state.name, featureState(state.reason, state.running))
     return reported
   }

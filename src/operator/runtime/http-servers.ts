@@ -6,7 +6,6 @@
  * addresses and the response helpers are src/lib/http-server.ts.
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
-import {performance} from 'node:perf_hooks'
 import {
   allowMethods,
   sendJson,
@@ -15,6 +14,7 @@ import {
   type RunningHttpServer,
   type TlsOptions,
 } from '../../lib/http-server.js'
+import {monotonicNow, repeat, systemClock, type Clock} from '../../lib/clock.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
 import type {OperatorMetrics} from './metrics.js'
 
@@ -47,6 +47,8 @@ export interface ProbeServerOptions {
   logger?: Logger
   /** A check that has not answered after this long counts as failed (default 10 s). */
   checkTimeoutMs?: number
+  /** The clock of the check timeout (the manager's; the system clock by default). */
+  clock?: Clock
 }
 
 export interface MetricsServerOptions {
@@ -87,7 +89,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
     if (!match || !endpoint) return sendText(res, 404, '404 page not found\n')
     const rest = (match[2] ?? '').replace(/\/+$/, '')
     const json = wantsJson(req, url)
-    const result = await runChecks(options.checks[endpoint], endpoint, timeoutMs)
+    const result = await runChecks(options.checks[endpoint], endpoint, timeoutMs, options.clock ?? systemClock)
 
     if (rest !== '') {
       let name: string
@@ -142,12 +144,11 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Run
   return startHttpServer({name: 'health probe', bindAddress: options.bindAddress, flag: '--health-probe-bind-address', logger, handler})
 }
 
-async function runChecks(check: CheckFunction, endpoint: string, timeoutMs: number): Promise<CheckResult> {
-  let timer: NodeJS.Timeout | undefined
+async function runChecks(check: CheckFunction, endpoint: string, timeoutMs: number, clock: Clock): Promise<CheckResult> {
+  let timer: unknown
   try {
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
-      timer.unref()
+      timer = clock.setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
     })
     const result = await Promise.race([Promise.resolve().then(check), timeout])
     const checks = {...result.checks}
@@ -159,7 +160,7 @@ async function runChecks(check: CheckFunction, endpoint: string, timeoutMs: numb
   } catch (error) {
     return {ok: false, checks: {[endpoint]: {ok: false, message: `the checks could not run: ${errorMessage(error)}`}}}
   } finally {
-    clearTimeout(timer)
+    clock.clearTimeout(timer)
   }
 }
 
@@ -218,6 +219,8 @@ export interface EventLoopCheckOptions {
   windowMs?: number
   /** How often the timer samples the loop (default maxLagMs/10, between 10 ms and 500 ms). */
   intervalMs?: number
+  /** The clock the timer runs on and the lag is measured with (the manager's; the system clock by default). */
+  clock?: Clock
 }
 
 export interface EventLoopCheck {
@@ -239,7 +242,8 @@ export function createEventLoopCheck(options: EventLoopCheckOptions = {}): Event
     throw new Error(`createEventLoopCheck: maxLagMs (${maxLagMs}) and intervalMs (${intervalMs}) must be positive, windowMs (${windowMs}) not negative`)
   }
 
-  let lastTick = performance.now()
+  const clock = options.clock ?? systemClock
+  let lastTick = monotonicNow(clock)
   let stopped = false
   /** Lags above maxLagMs seen within the window: [when, lag] in ms, oldest first. */
   let stalls: Array<[at: number, lag: number]> = []
@@ -247,18 +251,17 @@ export function createEventLoopCheck(options: EventLoopCheckOptions = {}): Event
     if (stalls.length > 0) stalls = stalls.filter(([at]) => now - at <= windowMs)
   }
 
-  const timer = setInterval(() => {
-    const now = performance.now()
+  const stopTimer = repeat(clock, intervalMs, () => {
+    const now = monotonicNow(clock)
     const lag = now - lastTick - intervalMs
     lastTick = now
     prune(now)
     if (lag > maxLagMs) stalls.push([now, lag])
-  }, intervalMs)
-  timer.unref()
+  })
 
   const check = (): CheckStatus => {
     if (stopped) return {ok: true, message: 'event loop not monitored (stopped)'}
-    const now = performance.now()
+    const now = monotonicNow(clock)
     const pending = now - lastTick - intervalMs
     if (pending > maxLagMs) return {ok: false, message: `event loop blocked for ${Math.round(pending)} ms (limit ${maxLagMs} ms)`}
     prune(now)
@@ -274,7 +277,7 @@ export function createEventLoopCheck(options: EventLoopCheckOptions = {}): Event
   return Object.assign(check, {
     stop() {
       stopped = true
-      clearInterval(timer)
+      stopTimer()
     },
   })
 }

@@ -6,7 +6,8 @@
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import type {Logger} from '../../lib/logger.js'
 import {silentLogger} from '../../lib/logger.js'
-import {Backoff, sleep, watchBackoffPolicy, type BackoffPolicy} from '../../lib/backoff.js'
+import {Backoff, watchBackoffPolicy, type BackoffPolicy} from '../../lib/backoff.js'
+import {monotonicNow, pause, systemClock, type Clock} from '../../lib/clock.js'
 import {ObjectCache, stripManagedFields, type CacheChange} from './cache.js'
 import type {OperatorMetrics} from './metrics.js'
 import {readWatchEvents, ResourceExpiredError, WatchIdleError} from './watch-stream.js'
@@ -33,10 +34,12 @@ export interface InformerOptions<T extends KubeObject> {
   logger?: Logger
   metrics?: OperatorMetrics
   random?: () => number
+  /** The clock of the idle timeout and the backoff (the manager's; the system clock by default). */
+  clock?: Clock
 }
 
 /** What a user of a shared informer asks for: the options without what the manager supplies. */
-export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics'>
+export type InformerRequest<T extends KubeObject> = Omit<InformerOptions<T>, 'client' | 'logger' | 'metrics' | 'clock'>
 
 export interface EventHandler<T> {
   onAdd?(object: T): void
@@ -69,11 +72,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   private running?: Promise<void>
   private readonly logger: Logger
   private readonly random: () => number
+  private readonly clock: Clock
 
   constructor(private readonly options: InformerOptions<T>) {
     this.name = describeResource(options.resource) + (options.resource.namespace ? ` in ${options.resource.namespace}` : '')
     this.logger = (options.logger ?? silentLogger).child({informer: this.name})
     this.random = options.random ?? Math.random
+    this.clock = options.clock ?? systemClock
   }
 
   /** Adds a handler; if the cache is filled already, the handler first gets every cached object as an add. */
@@ -128,7 +133,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const resource = describeResource(this.options.resource)
     let resourceVersion: string | undefined
     while (!signal.aborted) {
-      const startedAt = Date.now()
+      const startedAt = monotonicNow(this.clock)
       try {
         if (resourceVersion === undefined) resourceVersion = await this.list(signal)
         resourceVersion = await this.watch(resourceVersion, signal, (rv) => (resourceVersion = rv))
@@ -142,7 +147,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           resourceVersion = undefined
           continue
         }
-        if (Date.now() - startedAt > 60_000) backoff.reset()
+        if (monotonicNow(this.clock) - startedAt > 60_000) backoff.reset()
         const delay = backoff.next()
         const reason = error instanceof WatchIdleError ? 'idle' : error instanceof StaleListError ? 'stale' : 'error'
         this.options.metrics?.watchRestarts.inc({resource, reason})
@@ -151,7 +156,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           retryInMs: delay,
           attempt: backoff.attempts,
         })
-        await sleep(delay, signal)
+        await pause(this.clock, delay, signal)
       }
     }
   }
@@ -227,7 +232,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const object = this.prepare(event.object)
       const change = event.type === 'DELETED' ? this.cache.remove(object) : this.cache.upsert(object)
       if (change) this.dispatch(change)
-    })
+    }, this.clock)
     this.options.metrics?.cacheObjects.set({resource: describeResource(this.options.resource)}, this.cache.size)
     return latest
   }

@@ -8,7 +8,14 @@
  *   renew deadline of the start of the last successful one. The deadline is checked against the elector's clock
  *   (wall time, unless a test passes a fake one) on every tick, a timer enforces it even while a request hangs, and
  *   each renew request is cut off at the deadline, so neither a blocked event loop nor a slow apiserver can keep a
- *   stale leader running;
+ *   stale leader running. Its own times (when it observed a record, when its last renew started, the deadline) are
+ *   read from the clock's monotonic time, so a step of the wall clock neither extends nor shortens them; only what
+ *   it writes into the Lease (acquireTime, renewTime) is wall time;
+ * - the write fence (`fence()`, asked by the clients before each write, lib/write-fence.ts): open only while
+ *   `isLeader()`. A process frozen past the renew deadline (SIGSTOP, a VM migration, a long GC) wakes up with its
+ *   timers overdue and I/O callbacks that run before them: the first write any of its reconciles tries finds the
+ *   fence closed, and that check ends the hold at once ('lost': controllers aborted, queues dropped) — all before
+ *   another replica can have taken the lease, which takes the lease duration (> renew deadline) of silence;
  * - on graceful shutdown the lease is released (holder cleared, duration 1 s), like client-go's ReleaseOnCancel,
  *   so a standby takes over within one retry period.
  *
@@ -17,8 +24,10 @@
  */
 import {KubeApiError, resourcePath, type KubeClient, type KubeObject, type ResourceRef} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
-import {sleep, systemClock, timeoutSignal, type Clock} from '../../lib/clock.js'
+import {monotonicNow, sleep, systemClock, timeoutSignal, type Clock} from '../../lib/clock.js'
 import {silentLogger, type Logger} from '../../lib/logger.js'
+import {nameSignal} from '../../lib/request-origin.js'
+import {anySignal} from '../../lib/signals.js'
 import type {OperatorMetrics} from './metrics.js'
 
 export interface LeaseSpec {
@@ -63,6 +72,8 @@ export type HoldOutcome = 'lost' | 'released'
 export const DEFAULT_LEASE_DURATION_MS = 15_000
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000
 export const DEFAULT_RETRY_PERIOD_MS = 2_000
+/** What the elector's requests name as their origin in the User-Agent (`… controller/leader-election`). */
+export const LEADER_ELECTION_ORIGIN = 'leader-election'
 /** client-go's JitterFactor for the retry period. */
 const JITTER = 0.2
 /** The elector's own waits (renewals, the deadline, retries) keep the process alive, as Node's timers do. */
@@ -160,6 +171,21 @@ export class LeaderElector {
   /** True while leading: false at once when the renew deadline has passed, even before any timer has run. */
   isLeader(): boolean {
     return this.leading && this.now() - this.lastRenewAt < this.renewDeadlineMs
+  }
+
+  /**
+   * The write fence: undefined while this replica may write (it leads and renewed within the renew deadline), else
+   * why not. Finding the deadline passed while still marked leading (the timers have not run yet: a frozen process
+   * that just woke up) ends the hold right here, synchronously: 'lost', the listeners told (the manager aborts its
+   * reconciles and drops its queues) before the refused write returns.
+   */
+  fence(): string | undefined {
+    if (this.isLeader()) return undefined
+    if (!this.leading) return 'not the leader'
+    const reason = `no renew of the lease within the renew deadline (${this.renewDeadlineMs} ms; last ${Math.round(this.now() - this.lastRenewAt)} ms ago)`
+    if (this.activeHold) this.activeHold.finish('lost', reason)
+    else this.stopLeading('lost', reason)
+    return reason
   }
 
   onChange(listener: (leading: boolean) => void): void {
@@ -295,7 +321,7 @@ export class LeaderElector {
     let lease = this.lease
     for (let attempt = 0; attempt < 3; attempt++) {
       if (!lease || (lease.spec?.holderIdentity ?? '') !== this.identity) return
-      const now = this.now()
+      const now = this.wallNow()
       const {holderIdentity: _, ...spec} = lease.spec ?? {}
       const body: Lease = {
         ...lease,
@@ -327,7 +353,7 @@ export class LeaderElector {
     const current = await this.fetch(signal, timeoutMs)
     if (current) this.observe(current)
     const decision = decideAcquire(current, this.identity, this.observedAt, this.now(), this.leaseDurationMs)
-    const now = this.now()
+    const now = this.wallNow()
     try {
       switch (decision) {
         case 'create':
@@ -357,7 +383,7 @@ export class LeaderElector {
   private async tryRenew(signal: AbortSignal, timeoutMs: number): Promise<{renewed: true} | {renewed: false; holder: string}> {
     if (this.lease && (this.lease.spec?.holderIdentity ?? '') === this.identity) {
       try {
-        this.observe(await this.send<Lease>('PUT', this.heldBody(this.lease, this.now(), false), signal, timeoutMs))
+        this.observe(await this.send<Lease>('PUT', this.heldBody(this.lease, this.wallNow(), false), signal, timeoutMs))
         return {renewed: true}
       } catch (error) {
         if (!(error instanceof KubeApiError && error.status === 409)) throw error
@@ -366,13 +392,13 @@ export class LeaderElector {
     const current = await this.fetch(signal, timeoutMs)
     if (!current) {
       // Somebody deleted the lease: recreate it (a 409 here means another candidate was faster).
-      this.observe(await this.send<Lease>('POST', this.createBody(this.now()), signal, timeoutMs))
+      this.observe(await this.send<Lease>('POST', this.createBody(this.wallNow()), signal, timeoutMs))
       return {renewed: true}
     }
     this.observe(current)
     const holder = current.spec?.holderIdentity ?? ''
     if (holder !== this.identity) return {renewed: false, holder}
-    this.observe(await this.send<Lease>('PUT', this.heldBody(current, this.now(), false), signal, timeoutMs))
+    this.observe(await this.send<Lease>('PUT', this.heldBody(current, this.wallNow(), false), signal, timeoutMs))
     return {renewed: true}
   }
 
@@ -435,23 +461,36 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * A request for the Lease: never fenced (it is what the fence is made of); its User-Agent names `leader-election`
+   * as a reconcile's names its controller, so an audit log (or the campaign's proxy) tells lease writes apart.
+   */
   private send<T>(method: 'GET' | 'POST' | 'PUT', body: unknown, signal: AbortSignal, timeoutMs: number): Promise<T> {
+    nameSignal(signal, LEADER_ELECTION_ORIGIN)
     const path = resourcePath(method === 'POST' ? {...this.ref, name: undefined} : this.ref)
-    return this.client.request<T>({method, path, body, signal, timeoutMs: Math.max(1, Math.ceil(timeoutMs))})
+    return this.client.request<T>({method, path, body, signal, timeoutMs: Math.max(1, Math.ceil(timeoutMs)), unfenced: true})
   }
 
-  /** Local time (ms), on the elector's clock. */
+  /** Local monotonic time (ms) on the elector's clock: observations, renewals, the deadline. */
   private now(): number {
+    return monotonicNow(this.clock)
+  }
+
+  /** Wall time (ms) on the elector's clock: what goes into the Lease. */
+  private wallNow(): number {
     return this.clock.now()
   }
 
   /** Runs `request` with a signal that aborts with `signal` or after `ms` on the clock, whichever comes first. */
   private async within<T>(ms: number, signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const timeout = timeoutSignal(this.clock, ms)
+    // Not AbortSignal.any: `signal` lives as long as the elector and would keep one signal per renewal (signals.ts).
+    const combined = signal ? anySignal([signal, timeout.signal]) : undefined
     try {
-      return await request(signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal)
+      return await request(combined?.signal ?? timeout.signal)
     } finally {
       timeout.clear()
+      combined?.dispose()
     }
   }
 

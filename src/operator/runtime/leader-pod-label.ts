@@ -1,15 +1,15 @@
 /**
  * Keeps the label `polycrate.io/leader` of this replica's own Pod at "true" while it holds the leader lease and
- * "false" otherwise (Patroni's way of routing to the primary). The DNS webhooks serve only on the leader, so the
- * webhook Service of `polycrate operator manifests` selects `polycrate.io/leader: "true"`: external-dns and the
- * aggregator never reach a standby.
+ * "false" otherwise, so that `kubectl get pods -L polycrate.io/leader` shows who leads. Informational: the webhooks
+ * serve on every replica and their Service selects every replica (manifests.ts).
  *
  * Level-triggered: set() records what the label should be; one loop writes it (a merge patch of that one label)
  * until the Pod shows it, retrying failures with backoff, and always writes the latest value. close() writes
  * "false" within a deadline on shutdown; a process that dies without it leaves "true" on a Pod whose container is
  * not running (not ready, so out of the Service) until the restarted process writes "false".
  */
-import {Backoff, sleep} from '../../lib/backoff.js'
+import {Backoff} from '../../lib/backoff.js'
+import {pause, systemClock, type Clock} from '../../lib/clock.js'
 import type {Logger} from '../../lib/logger.js'
 import {KubeApiError, type KubeClient} from '../../kube/client.js'
 import {resources} from '../../kube/resources.js'
@@ -23,6 +23,8 @@ export interface LeaderPodLabelOptions {
   logger: Logger
   /** Retry delays; tests shorten them. Default 0.5 s → 30 s. */
   backoff?: {initialMs: number; maxMs: number}
+  /** The clock of the retries (the manager's; the system clock by default). */
+  clock?: Clock
 }
 
 export class LeaderPodLabel {
@@ -31,8 +33,10 @@ export class LeaderPodLabel {
   private running: Promise<void> | undefined
   private readonly abort = new AbortController()
   private readonly backoff: Backoff
+  private readonly clock: Clock
 
   constructor(private readonly options: LeaderPodLabelOptions) {
+    this.clock = options.clock ?? systemClock
     this.backoff = new Backoff({...(options.backoff ?? {initialMs: 500, maxMs: 30_000}), factor: 2, jitter: 0.2})
   }
 
@@ -48,7 +52,7 @@ export class LeaderPodLabel {
   async close(timeoutMs: number): Promise<void> {
     this.set(false)
     const timer = new AbortController()
-    if (this.running) await Promise.race([this.running, sleep(timeoutMs, timer.signal)])
+    if (this.running) await Promise.race([this.running, pause(this.clock, timeoutMs, timer.signal)])
     timer.abort()
     this.abort.abort()
     await this.running
@@ -64,7 +68,9 @@ export class LeaderPodLabel {
           await client.mergePatch(
             {...resources.pods, namespace, name: podName},
             {metadata: {labels: {[LEADER_POD_LABEL]: String(value)}}},
-            {signal},
+            // "false" is said whatever the write fence says (a replica that lost the lease says so on its own Pod);
+            // "true" only while the fence is open.
+            {signal, unfenced: value === false},
           )
           this.applied = value
           this.backoff.reset()
@@ -80,7 +86,7 @@ export class LeaderPodLabel {
               : describeKubeError(error, `patch pods in ${namespace} (polycrate operator manifests grants it)`),
             retryInMs: delay,
           })
-          await sleep(delay, signal)
+          await pause(this.clock, delay, signal)
         }
       }
     } finally {

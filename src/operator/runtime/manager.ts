@@ -26,6 +26,8 @@ import {
 } from './http-servers.js'
 import {Informer, type InformerOptions, type InformerRequest} from './informer.js'
 import {LeaderElector} from './leader-election.js'
+import {Heartbeat} from './heartbeat.js'
+import {operatorVersion} from '../../version.js'
 import {LeaderPodLabel} from './leader-pod-label.js'
 import {OperatorMetrics} from './metrics.js'
 import {startSecureMetricsServer, type SecureMetricsOptions} from './secure-metrics.js'
@@ -48,6 +50,12 @@ export interface ManagerOptions {
   /** The operator's namespace: the lease lives here. */
   namespace: string
   leaderElection?: false | LeaderElectionSettings
+  /**
+   * Without leader election, the process renews a heartbeat Lease of its own (heartbeat.ts), so that `status` and
+   * `uninstall` can tell that it runs. `false` turns it off (benchmarks that count requests). Ignored with leader
+   * election: the leader lease says it.
+   */
+  heartbeat?: false | {intervalMs?: number; durationMs?: number}
   metricsBindAddress?: string
   /** Serve /metrics over HTTPS to callers TokenReview and SubjectAccessReview let in (--metrics-secure). */
   secureMetrics?: SecureMetricsOptions
@@ -63,13 +71,12 @@ export interface ManagerOptions {
   identity?: string
   logger?: Logger
   metrics?: OperatorMetrics
-  /** The clock of time-driven decisions (orphan thresholds, certificate expiry); tests move it. Default Date.now. */
-  clock?: () => number
   /**
-   * Time and timers of the controllers' requeues and resyncs (the API sync heartbeat is one), of leader election and
-   * of the sync engine's inventory check (the system clock by default; unit tests pass a fake one).
+   * The one clock of the process (lib/clock.ts): now, timers and sleeps of every engine, controller, elector,
+   * scheduler, retry and poll loop, and of time-driven decisions (orphan thresholds, certificate expiry). The system
+   * clock by default; tests pass a fake one (test/support/fake-timers.ts) and move it.
    */
-  timers?: Clock
+  clock?: Clock
   /** Informer tuning (tests use short timeouts). */
   informerDefaults?: Pick<InformerOptions<KubeObject>, 'idleTimeoutMs' | 'watchTimeoutSeconds' | 'backoff'>
 }
@@ -111,8 +118,7 @@ export class Manager {
   readonly identity: string
   readonly maxConcurrentReconciles: number
   readonly maxConcurrentSyncs: number
-  readonly clock: () => number
-  readonly timers: Clock
+  readonly clock: Clock
   readonly externalDnsWebhookHost?: string
   private readonly informers = new Map<string, SharedInformer>()
   private readonly controllers = new Set<Controller>()
@@ -120,11 +126,14 @@ export class Manager {
   private started = false
   private elector?: LeaderElector
   private podLabel?: LeaderPodLabel
+  private heartbeat?: Heartbeat
   private servers: RunningHttpServer[] = []
   private eventLoopCheck?: EventLoopCheck
   private readonly leadershipListeners = new Set<(leading: boolean) => void>()
   private readonly recorders = new Map<string, EventRecorder>()
   private readonly readyzChecks = new Map<string, () => CheckStatus>()
+  /** The controllers being stopped because the lease was lost (the abort went out synchronously). */
+  private stoppingOnLoss?: Promise<void>
 
   constructor(private readonly options: ManagerOptions) {
     this.client = options.client
@@ -134,14 +143,29 @@ export class Manager {
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`
     this.maxConcurrentReconciles = options.maxConcurrentReconciles ?? 4
     this.maxConcurrentSyncs = options.maxConcurrentSyncs ?? DEFAULT_MAX_CONCURRENT_SYNCS
-    this.clock = options.clock ?? Date.now
-    this.timers = options.timers ?? systemClock
+    this.clock = options.clock ?? systemClock
     this.externalDnsWebhookHost = options.externalDnsWebhookHost
+    this.client.clock = this.clock
     this.client.onResponse = (method, code) => this.metrics.restClientRequests.inc({method, code})
+    // Under leader election every write of this process asks the fence (lib/write-fence.ts); the Lease and the Pod
+    // label are sent unfenced.
+    if (options.leaderElection) this.client.writeFence = this.writeFence
   }
 
   get isLeader(): boolean {
     return this.leading
+  }
+
+  /**
+   * The write fence of this replica (give it to every client that writes: the kube client gets it here, the
+   * Polycrate API clients through ApiSession): without leader election always open; with it, open only while the
+   * elector leads within its renew deadline (LeaderElector.fence, which steps down on the spot when it finds the
+   * deadline passed).
+   */
+  readonly writeFence = (): string | undefined => {
+    if (!this.options.leaderElection) return undefined
+    if (!this.elector) return 'not the leader'
+    return this.elector.fence()
   }
 
   onLeadershipChange(listener: (leading: boolean) => void): () => void {
@@ -160,6 +184,7 @@ export class Manager {
         client: this.client,
         logger: this.logger,
         metrics: this.metrics,
+        clock: this.clock,
       })
       shared = {informer, users: 0}
       this.informers.set(key, shared)
@@ -193,6 +218,7 @@ export class Manager {
       recorder = new EventRecorder({
         client: this.client,
         component: OPERATOR_NAME,
+        clock: this.clock,
         onError: (error) => logger.debug('event not recorded', {error: (error as Error).message}),
       })
       this.recorders.set(name, recorder)
@@ -232,16 +258,16 @@ export class Manager {
   }
 
   /** Runs until the signal aborts, then shuts down gracefully. Never rejects for a transient cluster problem. */
-  async run(signal: AbortSignal): Promise<void> {
-    this.eventLoopCheck = createEventLoopCheck()
-    this.servers = (await Promise.all([
+  /** /metrics (plain, or HTTPS with TokenReview and SubjectAccessReview) and the probes. */
+  private async startServers(): Promise<RunningHttpServer[]> {
+    return (await Promise.all([
       this.options.secureMetrics
         ? startSecureMetricsServer({
           ...this.options.secureMetrics,
           bindAddress: this.options.metricsBindAddress ?? '0',
           metrics: this.metrics,
           client: this.client,
-          clock: this.timers,
+          clock: this.clock,
           namespace: this.namespace,
           logger: this.logger,
         })
@@ -250,15 +276,21 @@ export class Manager {
         bindAddress: this.options.probeBindAddress ?? '0',
         checks: {healthz: () => this.healthz(), readyz: () => this.readyz()},
         logger: this.logger,
+        clock: this.clock,
       }),
     ])).filter((server): server is RunningHttpServer => server !== undefined)
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    this.eventLoopCheck = createEventLoopCheck({clock: this.clock})
+    this.servers = await this.startServers()
 
     this.started = true
     for (const {informer} of this.informers.values()) informer.start()
     for (const controller of this.controllers) if (!controller.needLeaderElection) controller.start()
 
     if (this.options.podName) {
-      this.podLabel = new LeaderPodLabel({client: this.client, namespace: this.namespace, podName: this.options.podName, logger: this.logger})
+      this.podLabel = new LeaderPodLabel({client: this.client, namespace: this.namespace, podName: this.options.podName, logger: this.logger, clock: this.clock})
       // A restarted process is a standby until it wins the lease; without leader election it leads at once.
       if (this.options.leaderElection) this.podLabel.set(false)
     }
@@ -277,10 +309,29 @@ export class Manager {
         retryPeriodMs: settings.retryPeriodMs,
         logger: this.logger,
         metrics: this.metrics,
-        clock: this.timers,
+        clock: this.clock,
+      })
+      // Lost (the renew deadline passed, seen by a timer or by the write fence): the reconciles are aborted and the
+      // queues dropped in this very call, before anything else of this process runs.
+      this.elector.onChange((leading) => {
+        if (!leading && this.leading) this.loseLeadership()
       })
       leadership = this.lead(this.elector, signal, holdAbort.signal, lost)
     } else {
+      if (this.options.heartbeat !== false) {
+        this.heartbeat = new Heartbeat({
+          client: this.client,
+          namespace: this.namespace,
+          identity: this.identity,
+          host: hostname(),
+          pid: process.pid,
+          version: operatorVersion(),
+          clock: this.clock,
+          logger: this.logger,
+          ...this.options.heartbeat,
+        })
+        this.heartbeat.start()
+      }
       this.setLeading(true)
     }
 
@@ -304,8 +355,9 @@ export class Manager {
     this.logger.info('stopped')
   }
 
-  /** Labels the Pod a standby, stops the informers and the HTTP servers. */
+  /** Labels the Pod a standby, stops the heartbeat, the informers and the HTTP servers. */
   private async shutDown(): Promise<void> {
+    await this.heartbeat?.stop()
     await this.podLabel?.close(POD_LABEL_CLOSE_MS)
     await Promise.all([...this.informers.values()].map((s) => s.informer.stop()))
     await Promise.all(this.servers.map((server) => server.close()))
@@ -323,10 +375,16 @@ export class Manager {
     const outcome = await elector.hold(holdSignal)
     if (outcome === 'lost') {
       this.logger.error('leader lease lost: stopped reconciling; exiting')
-      this.setLeading(false)
-      await this.stopControllers(true)
+      if (this.leading) this.loseLeadership()
+      await this.stoppingOnLoss
       lost.abort()
     }
+  }
+
+  /** Stops leading at once: in-flight reconciles get their abort (synchronously), every queue is dropped. */
+  private loseLeadership(): void {
+    this.setLeading(false)
+    this.stoppingOnLoss ??= this.stopControllers(true)
   }
 
   private setLeading(leading: boolean): void {

@@ -5,7 +5,7 @@
 import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from 'prom-client'
 
 /** The values of `polycrate_operator_feature_status{state}`. */
-export const FEATURE_STATES = ['running', 'standby', 'disabled', 'waiting_for_crds', 'crds_missing', 'failed', 'paused_invalid_config'] as const
+export const FEATURE_STATES = ['running', 'standby', 'disabled', 'waiting_for_crds', 'crds_missing', 'failed', 'forbidden', 'paused_invalid_config'] as const
 export type FeatureState = typeof FEATURE_STATES[number]
 
 const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60]
@@ -116,7 +116,7 @@ export class OperatorMetrics {
 
   readonly featureStatus = new Gauge({
     name: 'polycrate_operator_feature_status',
-    help: 'State of each feature on this replica: 1 for its current state, 0 for the others (running, standby, disabled, waiting_for_crds, crds_missing, failed, paused_invalid_config)',
+    help: 'State of each feature on this replica: 1 for its current state, 0 for the others (running, standby, disabled, waiting_for_crds, crds_missing, failed, forbidden, paused_invalid_config)',
     labelNames: ['feature', 'state'] as const,
     registers: [this.registry],
   })

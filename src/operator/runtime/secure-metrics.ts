@@ -3,7 +3,8 @@
  * `filters.WithAuthenticationAndAuthorization` serves it (kubebuilder's default since v4.1):
  *
  * - HTTPS, with the certificate of `--metrics-cert-dir` (tls.crt/tls.key, reloaded when the files change:
- *   serving-certificate.ts) or a self-signed one made at start. The self-signed one is made in a worker thread
+ *   serving-certificate.ts) or a self-signed one made at start: without the flag, or while the directory has no
+ *   files (the manifests mount the Secret optional; the files are taken once they appear). The self-signed one is made in a worker thread
  *   while the server already listens (handshakes fail for the moment it takes), so neither the event loop nor the
  *   way to ready waits for it.
  * - Each caller's bearer token is checked by a TokenReview (no token, or one the apiserver does not accept → 401
@@ -246,7 +247,13 @@ export async function startSecureMetricsServer(options: SecureMetricsServerOptio
       initial = await readCertificateDir(certDir)
       checkKeyPair(initial)
     } catch (error) {
-      throw new Error(`--metrics-cert-dir ${certDir}: no usable tls.crt and tls.key (${(error as Error).message}); give a directory with a PEM certificate and its key, or leave the flag out for a self-signed certificate`)
+      // No files (the Deployment mounts the Secret optional: it is not there yet): self-signed until they appear.
+      // Files that are there but do not make a pair are a mistake to stop at.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new Error(`--metrics-cert-dir ${certDir}: no usable tls.crt and tls.key (${(error as Error).message}); give a directory with a PEM certificate and its key, or leave the flag out for a self-signed certificate`)
+      }
+      initial = undefined
+      logger.info('metrics: no tls.crt and tls.key in the certificate directory; a self-signed certificate until they appear', {dir: certDir})
     }
   }
   const authorizer = new MetricsAuthorizer({client: options.client, clock: options.clock, ttls: options.ttls, logger})
@@ -260,27 +267,36 @@ export async function startSecureMetricsServer(options: SecureMetricsServerOptio
   if (!server) return undefined
   const reloader = new CertificateReloader({setCertificate: (pair) => server.setCertificate!(pair)}, logger, 'metrics')
   let watcher: {stop(): void} | undefined
-  if (certDir !== undefined && initial) {
-    reloader.offer(initial, certDir)
+  // Once the directory gave a pair, the self-signed one (made off thread) never replaces it.
+  let fromDir = false
+  if (certDir !== undefined) {
+    if (initial) {
+      fromDir = true
+      reloader.offer(initial, certDir)
+    }
     let lastError = ''
     watcher = watchCertificateDir(certDir, {
       clock: options.clock,
       pollMs: options.certDirPollMs,
       onPair: (pair) => {
         lastError = ''
+        fromDir = true
         reloader.offer(pair, certDir)
       },
       onError: (error) => {
         if (error.message === lastError) return
         lastError = error.message
+        // Files still absent while the self-signed certificate serves: expected, not a warning.
+        if (!fromDir && (error as NodeJS.ErrnoException).code === 'ENOENT') return
         logger.warn('metrics: certificate directory not readable; the certificate in use stays', {dir: certDir, error: error.message})
       },
     })
-  } else {
+  }
+  if (!initial) {
     const service = `${OPERATOR_NAME}-metrics`
     const names = [service, `${service}.${options.namespace}`, `${service}.${options.namespace}.svc`, `${service}.${options.namespace}.svc.cluster.local`, 'localhost']
     createCertificateOffThread({commonName: `${service}.${options.namespace}.svc`, dnsNames: names, ipAddresses: ['127.0.0.1', '::1']}).then(
-      (pair) => reloader.offer(pair, 'self-signed, made at start'),
+      (pair) => !fromDir && reloader.offer(pair, 'self-signed, made at start'),
       (error: Error) => logger.error('metrics: the self-signed certificate could not be made; /metrics answers no TLS handshake', {error: error.message}),
     )
   }

@@ -1,6 +1,7 @@
 /** Reading a Kubernetes watch response: newline-delimited JSON events, with an idle timeout. */
 import type {Readable} from 'node:stream'
 import type {KubeObject} from '../../kube/client.js'
+import {systemClock, type Clock} from '../../lib/clock.js'
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
 
@@ -22,29 +23,30 @@ export class ResourceExpiredError extends Error {
 /**
  * Calls `onEvent` for every event until the server ends the stream (a normal watch timeout). Rejects with
  * WatchIdleError when no bytes arrive for `idleTimeoutMs`, with ResourceExpiredError for an in-stream 410, and
- * with the stream's own error otherwise. The stream is destroyed on every exit path.
+ * with the stream's own error otherwise. The stream is destroyed on every exit path. The idle timer runs on `clock`.
  */
 export function readWatchEvents<T extends KubeObject>(
   stream: Readable,
   idleTimeoutMs: number,
   onEvent: (event: WatchEvent<T>) => void,
+  clock: Clock = systemClock,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     let buffer = ''
     let settled = false
-    let idleTimer: NodeJS.Timeout
+    let idleTimer: unknown
     const finish = (error?: Error) => {
       if (settled) return
       settled = true
-      clearTimeout(idleTimer)
+      clock.clearTimeout(idleTimer)
       stream.removeAllListeners('data')
       stream.destroy()
       if (error) reject(error)
       else resolve()
     }
     const armIdle = () => {
-      clearTimeout(idleTimer)
-      idleTimer = setTimeout(() => finish(new WatchIdleError(`no watch event for ${Math.round(idleTimeoutMs / 1000)}s`)), idleTimeoutMs)
+      clock.clearTimeout(idleTimer)
+      idleTimer = clock.setTimeout(() => finish(new WatchIdleError(`no watch event for ${Math.round(idleTimeoutMs / 1000)}s`)), idleTimeoutMs)
     }
     armIdle()
     stream.on('data', (chunk: Buffer | string) => {

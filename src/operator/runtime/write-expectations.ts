@@ -6,10 +6,12 @@
  * Several writes in a row (a spec, then its status) make every version written over "old", not only the one the last
  * write replaced: the cache may show the first write before the second.
  */
+import {systemClock, type Clock} from '../../lib/clock.js'
+
 export class WriteExpectations {
   readonly #pending = new Map<string, {older: Set<string>; after: string; until: number}>()
 
-  constructor(private readonly waitMs: number, private readonly clock: () => number = Date.now) {}
+  constructor(private readonly waitMs: number, private readonly clock: Clock = systemClock) {}
 
   /** A write of `key` turned `before` (the cached version, if any) into `after`. */
   written(key: string, before: string | undefined, after: string | undefined): void {
@@ -19,7 +21,7 @@ export class WriteExpectations {
     if (before !== undefined) older.add(before)
     if (previous) older.add(previous.after)
     older.delete(after)
-    this.#pending.set(key, {older, after, until: this.clock() + this.waitMs})
+    this.#pending.set(key, {older, after, until: this.clock.now() + this.waitMs})
   }
 
   /**
@@ -29,7 +31,7 @@ export class WriteExpectations {
   behind(key: string, cachedVersion: string | undefined): boolean {
     const pending = this.#pending.get(key)
     if (!pending) return false
-    if (cachedVersion !== undefined && pending.older.has(cachedVersion) && this.clock() < pending.until) return true
+    if (cachedVersion !== undefined && pending.older.has(cachedVersion) && this.clock.now() < pending.until) return true
     this.#pending.delete(key)
     return false
   }

@@ -55,9 +55,9 @@ export interface SyncDeclaration<Spec, Body, Api extends ApiObject, Links = unde
   naturalKey?: {body(body: Body): string; object(object: Api): string}
   /**
    * Removes the API object when its CR goes (default: DELETE); returns what happened, for the log. K8sApps, which
-   * agent tokens may not delete, are marked uninstalled instead.
+   * agent tokens may not delete, are marked uninstalled instead. `now`: the manager's clock, in ms.
    */
-  remove?(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<string>
+  remove?(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal, now: number): Promise<string>
   /**
    * How long a new CR must have existed before its API object is created (ms since creationTimestamp; default 0).
    * For CRs that discovery may take back at once (a K8sApp claimed by annotation whose name turns out to be claimed

@@ -24,6 +24,7 @@ import {crdFullName, crdResource, type CustomObject} from '../../crds/define.js'
 import {repeat} from '../../lib/clock.js'
 import type {ApiSession} from '../agent/api-session.js'
 import type {Feature} from '../runtime/feature.js'
+import type {OperatorConfig} from '../config/operator-config.js'
 import {READ} from '../permissions.js'
 import {ObjectCache} from '../runtime/cache.js'
 import {specMetadataOrDeletionChanged} from '../runtime/predicates.js'
@@ -38,7 +39,7 @@ export type {ApiObject, RelatedCache, SyncDeclaration, SyncObject} from './decla
 export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>(
   session: ApiSession,
   declaration: SyncDeclaration<Spec, Body, Api, Links>,
-): Feature {
+): Feature<OperatorConfig> {
   const resource = crdResource(declaration.crd)
   return {
     name: declaration.name,
@@ -69,10 +70,10 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       const inventory = new InventoryLoader<Api>({
         list: (api, identity, signal) => declaration.api(api).list(declaration.inventory(identity), {signal}),
         naturalKey: declaration.naturalKey ? (item) => declaration.naturalKey!.object(item) : undefined,
-      }, stopping.signal, () => manager.timers.now())
+      }, stopping.signal, () => manager.clock.now())
       const reconciler = new SyncReconciler<Spec, Body, Api, Links>({
         declaration, session, client: manager.client, objects: objects.cache, related, events: manager.recorder(declaration.name), inventory,
-        clock: manager.timers,
+        clock: manager.clock,
       })
 
       const running = builder.complete((context) => reconciler.reconcile(context), {maxConcurrentReconciles: manager.maxConcurrentSyncs})
@@ -83,7 +84,7 @@ export function defineSync<Spec, Body, Api extends ApiObject, Links = undefined>
       // Inventory check every sync interval (on the manager's timers, not keeping the process alive): an object whose
       // API twin is gone is reconciled (and recreated) at once.
       const stopCheck = repeat(
-        manager.timers,
+        manager.clock,
         config.api_sync.sync_interval_seconds * 1000,
         () => void reconciler.checkInventory(manager.isLeader && objects.hasSynced(), (key) => running.enqueue(key), running.logger),
       )

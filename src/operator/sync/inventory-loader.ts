@@ -8,6 +8,7 @@ import type {PolycrateApiClient} from '../../api/index.js'
 import type {Logger} from '../../lib/logger.js'
 import type {ApiIdentity} from '../agent/api-session.js'
 import {InventoryKeys} from './inventory-keys.js'
+import {systemClock} from '../../lib/clock.js'
 
 /** A listed API object: its id, whether the API marks it deleted. */
 export interface InventoryItem {
@@ -34,7 +35,7 @@ export class InventoryLoader<Item extends InventoryItem> {
     private readonly source: InventorySource<Item>,
     /** The feature's stop signal: listings outlive a single reconcile. */
     private readonly signal: AbortSignal,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemClock.now,
   ) {}
 
   /** The natural keys adopt-or-create consults. */

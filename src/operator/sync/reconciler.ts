@@ -95,11 +95,14 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     reads.catch(() => {}) // a failing finalizer patch must not leave it unhandled
     // The finalizer is on before the API object exists, so the CR can never go without deleting it.
     await this.finalizer.add(object, signal)
+    // What the CR's status holds as far as this reconcile knows: push() clears the recorded hash before an update,
+    // and a failure's status must not write the old hash back.
+    const current = {object}
     try {
       const [links, stillExists] = await reads
-      return await this.push(object, {api, identity, resourceApi, apiId, links, stillExists}, logger, signal)
+      return await this.push(current, {api, identity, resourceApi, apiId, links, stillExists}, logger, signal)
     } catch (error) {
-      return this.failed(object, error, signal)
+      return this.failed(current.object, error, signal)
     }
   }
 
@@ -168,7 +171,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   }
 
   private remove(api: PolycrateApiClient, id: string, object: SyncObject<Spec>, signal: AbortSignal): Promise<unknown> {
-    return this.declaration.remove ? this.declaration.remove(api, id, object, signal) : this.declaration.api(api).delete(id, {signal})
+    return this.declaration.remove ? this.declaration.remove(api, id, object, signal, this.clock.now()) : this.declaration.api(api).delete(id, {signal})
   }
 
   private async exists(api: Resource<Api, Body>, id: string, signal: AbortSignal): Promise<boolean> {
@@ -181,8 +184,9 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
   }
 
   /** Creates, adopts or updates the API object as needed, then writes the Synced status. */
-  private async push(object: SyncObject<Spec>, push: Push<Body, Api, Links>, logger: Logger, signal: AbortSignal): Promise<undefined> {
+  private async push(current: {object: SyncObject<Spec>}, push: Push<Body, Api, Links>, logger: Logger, signal: AbortSignal): Promise<undefined> {
     const {noun} = this.declaration
+    let object = current.object
     const payload = this.declaration.payload(object, {identity: push.identity, links: push.links})
     const hash = configHash(payload)
     let id = push.apiId
@@ -197,6 +201,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
       ({id, created: createdNow} = await this.adoptOrCreate(payload, push, logger, signal))
       wrote = true
     } else if (hash !== object.status?.[this.fields.configHash]) {
+      object = current.object = await this.clearRecordedHash(object, signal)
       await push.resourceApi.update(id, payload as Partial<Body>, {signal})
       wrote = true
       logger.info(`${noun} updated in the API`, {apiId: id})
@@ -218,6 +223,19 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
     return undefined
   }
 
+  /**
+   * Before an update of the API object: the status no longer says which payload it holds (the recorded hash is
+   * cleared; one status write, none when it holds none). A process that dies between the update and the Synced
+   * status write would otherwise leave the old hash beside the new payload, and a spec back at the old one would
+   * match it and never reach the API. Returns the CR as it is now known.
+   */
+  private async clearRecordedHash(object: SyncObject<Spec>, signal: AbortSignal): Promise<SyncObject<Spec>> {
+    const field = this.fields.configHash
+    if (object.status?.[field] === undefined || object.status[field] === null) return object
+    await this.writeStatus(object, {[field]: null}, signal)
+    return {...object, status: {...object.status, [field]: undefined}}
+  }
+
   /** Adopt-or-create by the natural key; the inventory keys let it skip the lookup for a key the listing lacks. */
   private async adoptOrCreate(payload: Body, push: Push<Body, Api, Links>, logger: Logger, signal: AbortSignal): Promise<{id: string; created: boolean}> {
     const {declaration} = this
@@ -234,6 +252,7 @@ export class SyncReconciler<Spec, Body, Api extends InventoryItem, Links = undef
       matches: declaration.matches ? (candidate) => declaration.matches!(candidate, payload) : undefined,
       signal,
       skipLookup,
+      clock: this.clock,
     })
     if (!created) await push.resourceApi.update(found.id, payload as Partial<Body>, {signal})
     logger.info(created ? `${declaration.noun} created in the API` : `existing API ${declaration.noun} adopted`, {apiId: found.id})

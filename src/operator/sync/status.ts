@@ -2,7 +2,7 @@
 import {ApiAuthError, ApiContractError, ApiError, ApiNetworkError, ApiValidationError} from '../../api/index.js'
 import {syncStatusFields, type CustomObject, type StatusStyle} from '../../crds/define.js'
 import type {Condition} from '../../crds/schema.js'
-import {setCondition} from '../config/operator-config.js'
+import {setStatusCondition} from '../../kube/conditions.js'
 import {conditionTypes} from '../conventions.js'
 
 export interface SyncState {
@@ -35,7 +35,7 @@ export function syncStatusPatch(
     [f.observedGeneration]: generation,
     message: ok ? null : state.message,
     ...synced.extra,
-    conditions: setCondition(previous?.conditions as Condition[] | undefined, {
+    conditions: setStatusCondition(previous?.conditions as Condition[] | undefined, {
       type: conditionTypes.synced, status: ok ? 'True' : 'False', reason: state.reason, message: state.message, observedGeneration: generation,
     }, now),
   }

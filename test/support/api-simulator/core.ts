@@ -192,6 +192,8 @@ export abstract class SimulatorCore {
   readonly cloud = new CloudSimulation()
   /** S3 regions and clusters, quotas, pending credentials (s3.ts). */
   readonly s3 = new S3Side()
+  /** `GET /api/v1/system/status/`'s body (the contract names no fields; `version` is what `polycrate version` reads). */
+  systemStatus: Record<string, unknown> = {status: 'ok', version: '0.0.0-simulator'}
   /** SystemConfig as `GET/PATCH /api/v1/system/config/` serve it; tests may change it directly. */
   systemConfig: Record<string, unknown> = {
     SYSTEM_NAME: 'Polycrate API simulator',

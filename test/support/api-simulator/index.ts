@@ -63,6 +63,7 @@ export class ApiSimulator extends RolloutRoutes {
       'domains/dnszones/resolve': {GET: () => this.resolveZone(call)},
       'system/config': {GET: () => ok({...this.systemConfig}), PATCH: () => this.patchSystemConfig(call)},
       'system/health': {GET: () => ok({status: 'ok'})},
+      'system/status': {GET: () => ok({...this.systemStatus})},
       'label-keys': {GET: () => ok({label_keys: LABEL_KEYS})},
       k8sapps: {GET: () => this.listObjects(call, APPS_ALIAS)},
       'operator-rollout': {GET: () => this.rolloutDashboard(call)},

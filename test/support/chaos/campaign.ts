@@ -9,7 +9,8 @@ import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client
 import {adminClient, ensureCrds, freshNamespace} from '../cluster.js'
 import {pointResource, splitWrite, type CrashTarget, type FailKind} from './kube-proxy.js'
 import {Prng} from './prng.js'
-import {diffStates, runCase, type ApiFaultWindow, type CaseResult, type Fault, type StormInjection} from './runner.js'
+import {diffStates, runCase, SHORT_FREEZE_MAX_MS, type ApiFaultWindow, type CaseResult, type Fault, type LeadershipReport, type StormInjection} from './runner.js'
+import {apiFaultSchedule, type ApiFaultStep} from './api-proxy.js'
 import {ignoreNotFound, workloads, type Workload} from './workloads.js'
 import {upstreamCrd} from '../upstream-crds.js'
 import {allCrds} from '../../../src/crds/index.js'
@@ -23,6 +24,7 @@ import {crdResource} from '../../../src/crds/define.js'
  * campaign there starts from a clean slate: every polycrate.io CR but the OperatorConfigs is released and deleted.
  */
 export async function clearLeftoverCrs(): Promise<void> {
+  await ensureCrds() // a control plane of this file alone has none yet
   const client = adminClient()
   try {
     for (const definition of allCrds.filter((crd) => crd.kind !== 'OperatorConfig')) {
@@ -104,6 +106,10 @@ export interface Coverage {
   carried: number
   cases: number
   ordering?: string
+  /** The cases with two replicas (pause, handover): what the oracle found about who wrote when. */
+  leadership: Array<{caseId: string; kind: 'pause' | 'handover'; report: LeadershipReport}>
+  /** API faults that happened: `<class> <collection>` → count, over all cases. */
+  apiFaults: Record<string, number>
 }
 
 export interface CampaignOptions {
@@ -131,15 +137,29 @@ export interface CampaignResult {
 const COMMON = /^\S+ (api-sync|operatorconfig) |^kube runtime \S+ core\/events$/
 
 /**
- * The workload that crashes a common write point early: one per point, fixed by the point's name over every workload
- * of the campaign (pure and independent of which workloads a run selects, so replays make the same decisions).
+ * The workloads that own common write points and take turns at handovers: fixed, so that a workload added later
+ * changes nothing an earlier seed's replay decides (a new workload crashes its own points; its common points are
+ * crashed by these).
+ */
+export const OWNERS = ['backup-backup-first', 'backup-present', 'backup-schedule-first', 'certificate', 'cnpg-backup-first', 'cnpg-present', 'cnpg-scheduled-first', 'endpoint', 'endpoint-toggle',
+  'host', 'k8sapp-pods-first', 'k8sapp-present', 'k8sapp-secret-first', 'k8scluster', 'loadbalancer', 's3bucket', 'volume']
+
+const hashOf = (text: string): number => {
+  let hash = 0
+  for (const c of text) hash = (hash * 31 + c.charCodeAt(0)) >>> 0
+  return hash
+}
+
+/**
+ * The workload that crashes a common write point early: one per point, fixed by the point's name over `OWNERS`
+ * (pure and independent of which workloads a run selects, so replays make the same decisions).
  */
 export function ownerOf(point: string): string {
-  const names = workloads.map((w) => w.name).sort()
-  let hash = 0
-  for (const c of point) hash = (hash * 31 + c.charCodeAt(0)) >>> 0
-  return names[hash % names.length]!
+  return OWNERS[hashOf(point) % OWNERS.length]!
 }
+
+/** A workload's place in the handover turns (its index among OWNERS; a later workload's from its name). */
+const placeOf = (name: string): number => (OWNERS.includes(name) ? OWNERS.indexOf(name) : hashOf(name))
 
 /**
  * The crash points of a reference run of `workload` (`point#k` for every write, see `writePoint`), in the order the
@@ -167,34 +187,57 @@ export const CRASHES_PER_CASE = 8
 /** How many points apart the members of an ordering group start in their shared crash points. */
 const GROUP_OFFSET = 5
 
+/** The freezes of a paused-leader case: longer than the lease, shorter than the renew deadline, in between. */
+export const FREEZES = {long: [17_000, 25_000], short: [2000, SHORT_FREEZE_MAX_MS], between: [11_000, 14_000]} as const
+
 /**
  * The fault of case n (n ≥ 1) of a workload; pure in (seed, workload, n, reference).
+ * Workloads with a plan of their own: `pause` (paused-leader): every case freezes the leader — n ≡ 1 (mod 3) longer
+ * than the lease (17–25 s: the standby takes over, the frozen one must not write on waking), n ≡ 2 shorter than the
+ * renew deadline (2–7 s: it keeps leading), n ≡ 0 in between (11–14 s: it steps down on waking, before anybody took
+ * over) — before a seeded step, the steps going on during the freeze; `api` (api-faults, k8scluster-created): odd n
+ * the crash points (and a storm) with the API fault proxy's seeded schedule at the same time, even n the schedule
+ * alone. The others:
  * - odd n: the next eight crash points, with a storm of stale LISTs and watch closes meanwhile (only the storm, with a
  *   window of API faults every other time, once the crash points are used up);
  * - n = 2, 6, 10, …: one seeded fault (stale LIST, coalesced watch close, held watch, injected failure, refused
  *   connections) before a seeded user operation;
  * - n = 4, 8, 12, …: for one workload in three (by its place among all workloads, turning each time) a leader
  *   handover: two replicas, the leader cut off from the apiserver for 11–15 s (past its renew deadline of 10 s), so the
- *   standby takes over; for the others a storm with a window of API faults (errors, 429, dropped connections).
+ *   standby takes over; for the others a storm with a window of API faults (errors, 429, dropped connections);
+ * - n = 6, 14, 22, …: the API fault proxy's seeded schedule instead of the single fault.
  * The campaign adds the targets earlier crash cases lost (`withCarried`), so a case's crashes depend on that history
  * too: a replay gives them with `--carry`.
  */
-export function faultFor(seed: number, workload: Workload, n: number, points: Array<[string, number]>, listResources: string[]): Fault {
+export function faultFor(seed: number, workload: Workload, n: number, points: Array<[string, number]>, listResources: string[], apiRequests = {writes: 0, reads: 0}): Fault {
   const random = new Prng(seed * 7919 + n * 104_729 + [...workload.name].reduce((sum, c) => sum + c.charCodeAt(0), 0))
   const stepCount = workload.steps.length
   const atStep = random.int(stepCount + 1)
+  if (workload.plan === 'pause') {
+    const [low, high] = n % 3 === 1 ? FREEZES.long : n % 3 === 2 ? FREEZES.short : FREEZES.between
+    return {kind: 'pause', ms: low + random.int(high - low + 1), atStep: Math.min(atStep, stepCount - 1)}
+  }
   // Stale lists and closes aim at what the workload touches: its sources and the resources the operator wrote.
   const touched = new Set([...workload.sources, ...points.filter(([point]) => point.startsWith('kube ')).map(([point]) => pointResource(point).replace(/\/status$/, ''))])
   const lists = listResources.filter((r) => !/leases|events|operatorconfigs/.test(r))
   const syncLists = lists.some((r) => touched.has(r)) ? lists.filter((r) => touched.has(r)) : lists
+  if (workload.plan === 'api') {
+    const schedule = apiFaultSchedule(random, apiRequests.writes, apiRequests.reads)
+    const index = (n - 1) / 2
+    const targets = n % 2 === 1 ? points.slice(index * CRASHES_PER_CASE, (index + 1) * CRASHES_PER_CASE) : []
+    if (targets.length) return {kind: 'crash', targets: targets.map(([point, k]) => ({point, k})), storm: storm(random, syncLists, false).injections, apiSchedule: schedule}
+    return {kind: 'api', schedule}
+  }
   if (n % 2 === 1) {
     const index = (n - 1) / 2
     const targets = points.slice(index * CRASHES_PER_CASE, (index + 1) * CRASHES_PER_CASE)
     if (targets.length) return {kind: 'crash', targets: targets.map(([point, k]) => ({point, k})), storm: storm(random, syncLists, false).injections}
     return storm(random, syncLists, n % 4 === 3)
   }
+  // 6, 14, 22, …: the API fault proxy's seeded schedule (every workload's kinds get answers lost after the write).
+  if (n % 8 === 6) return {kind: 'api', schedule: apiFaultSchedule(random, apiRequests.writes, apiRequests.reads)}
   // A handover before a user operation (at least one comes after it, for a former leader to act on).
-  const place = workloads.map((w) => w.name).sort().indexOf(workload.name)
+  const place = placeOf(workload.name)
   if (n % 4 === 0 && (n / 4 + place) % 3 === 0) return {kind: 'handover', partitionMs: 11_000 + random.int(4000), atStep: Math.min(atStep, stepCount - 1)}
   if (n % 4 === 0) return storm(random, syncLists, true)
   const kinds = ['stale', 'coalesce', 'hold', 'fail', 'refuse'] as const
@@ -241,6 +284,7 @@ export function withCarried(fault: Fault, carried: CrashTarget[]): Fault {
   if (carried.length === 0) return fault
   if (fault.kind === 'crash') return {...fault, targets: [...carried, ...fault.targets.filter((t) => !carried.some((c) => c.point === t.point && c.k === t.k))]}
   if (fault.kind === 'storm') return {kind: 'crash', targets: carried, storm: fault.injections, ...(fault.api ? {api: fault.api} : {})}
+  if (fault.kind === 'api') return {kind: 'crash', targets: carried, apiSchedule: fault.schedule}
   return fault
 }
 
@@ -271,7 +315,7 @@ export class CarriedTargets {
 export function describeFault(fault: Fault): string {
   switch (fault.kind) {
     case 'none': return 'none'
-    case 'crash': return `crash after ${fault.targets.map((t) => `${t.point}#${t.k}`).join(', then after ')}${fault.storm ? `; ${fault.storm.length} stale LISTs and watch closes meanwhile` : ''}${fault.api ? `; ${describeApi(fault.api)}` : ''}`
+    case 'crash': return `crash after ${fault.targets.map((t) => `${t.point}#${t.k}`).join(', then after ')}${fault.storm ? `; ${fault.storm.length} stale LISTs and watch closes meanwhile` : ''}${fault.api ? `; ${describeApi(fault.api)}` : ''}${fault.apiSchedule ? `; ${describeSchedule(fault.apiSchedule)}` : ''}`
     case 'storm': {
       const stale = fault.injections.filter((i) => i.kind === 'stale').length
       const api = fault.api ? `; ${describeApi(fault.api)}` : ''
@@ -283,7 +327,22 @@ export function describeFault(fault: Fault): string {
     case 'fail': return `${fault.times}× ${fault.failure} on ${fault.verb ?? 'any'} from step ${fault.atStep}`
     case 'refuse': return `connections refused ${fault.ms} ms from step ${fault.atStep}`
     case 'handover': return `two replicas; the leader cut off from the apiserver for ${fault.partitionMs} ms before step ${fault.atStep}`
+    case 'pause': return `two replicas; the leader frozen (SIGSTOP) for ${fault.ms} ms from step ${fault.atStep}, the steps going on, then resumed`
+    case 'api': return describeSchedule(fault.schedule)
   }
+}
+
+function describeSchedule(schedule: ApiFaultStep[]): string {
+  return `API fault proxy: ${schedule.map((step) => `${step.kind} on ${step.on} ${step.nth}`).join(', ')}`
+}
+
+/** The label a case's fault counts under in the coverage ("faults by kind"). */
+export function faultLabel(fault: Fault): string {
+  if (fault.kind === 'fail') return `fail ${fault.failure}`
+  if (fault.kind === 'pause') return `pause ${fault.ms >= FREEZES.long[0] ? 'past the lease' : fault.ms <= SHORT_FREEZE_MAX_MS ? 'short' : 'past the deadline'}`
+  if (fault.kind === 'crash' && fault.apiSchedule) return 'crash + API schedule'
+  if ((fault.kind === 'storm' || fault.kind === 'crash') && fault.api) return `${fault.kind} + API ${fault.api.outcome}`
+  return fault.kind === 'api' ? 'API schedule' : fault.kind
 }
 
 function describeApi(api: ApiFaultWindow): string {
@@ -294,12 +353,22 @@ export function replayCommand(seed: number, caseId: string, carried: CrashTarget
   return `npm run chaos -- --seed ${seed} --case ${caseId}${carried.length ? ` --carry '${carried.map((t) => `${t.point}#${t.k}`).join(';')}'` : ''}`
 }
 
+/**
+ * The order a campaign runs its workloads in: turned by the seed, so that short campaigns of different seeds start
+ * with different workloads (pure).
+ */
+export function campaignOrder<T>(items: T[], seed: number): T[] {
+  if (items.length === 0) return items
+  const shift = seed % items.length
+  return [...items.slice(shift), ...items.slice(0, shift)]
+}
+
 export async function runCampaign(options: CampaignOptions): Promise<CampaignResult> {
   const log = options.log ?? (() => {})
   const started = Date.now()
   const deadline = started + options.minutes * 60_000
   const onlyWorkload = options.caseId?.split(':')[0]
-  const selected = workloads.filter((w) => (!options.feature || w.feature === options.feature) && (!onlyWorkload || w.name === onlyWorkload) && (!options.workloads || options.workloads.includes(w.name)))
+  const selected = campaignOrder(workloads.filter((w) => (!options.feature || w.feature === options.feature) && (!onlyWorkload || w.name === onlyWorkload) && (!options.workloads || options.workloads.includes(w.name))), options.seed)
   if (selected.length === 0) throw new Error(`no workload for --feature ${options.feature ?? ''} / --case ${options.caseId ?? ''}; features: ${[...new Set(workloads.map((w) => w.feature))].join(', ')}`)
   const violations: Violation[] = []
   const coverage: Coverage[] = []
@@ -308,10 +377,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   }
   const carry = new CarriedTargets()
   const crashedAnywhere = (point: string) => coverage.some((c) => c.crashed.has(point))
-  // One reference per workload first (so the time bound still covers every workload), then rounds of cases.
   const references = new Map<string, {result: CaseResult; points: Array<[string, number]>}>()
-  for (const workload of selected) {
-    if (Date.now() > deadline && references.size > 0) break
+  const onlyN = options.caseId ? Number(options.caseId.split(':')[1]) : undefined
+
+  const reference = async (workload: Workload) => {
     log(`${workload.name}: reference run`)
     const result = await runCase(workload, {kind: 'none'}, {log})
     record(`${workload.name}:0`, {kind: 'none'}, result)
@@ -319,54 +388,71 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     references.set(workload.name, {result, points})
     const writePoints = new Map<string, number>()
     for (const [point, k] of points) writePoints.set(point, Math.max(writePoints.get(point) ?? 0, k))
-    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering, staleLists: 0, coalesced: 0, carried: 0})
+    coverage.push({workload: workload.name, writePoints, crashed: new Map(), faults: {}, cases: 0, ordering: workload.ordering, staleLists: 0, coalesced: 0, carried: 0, leadership: [], apiFaults: {}})
     log(`${workload.name}: reference settled in ${result.seconds.toFixed(0)} s, ${points.length} write points, ${result.state.length} objects`)
+  }
+  const perturbed = async (workload: Workload, n: number) => {
+    const ref = references.get(workload.name)!
+    const cover = coverage.find((c) => c.workload === workload.name)!
+    const carried = onlyN !== undefined ? options.carry ?? [] : carry.take(workload.name, cover.writePoints, crashedAnywhere)
+    const fault = withCarried(faultFor(options.seed, workload, n, ref.points, ref.result.listResources, ref.result.apiRequests), carried)
+    const caseId = `${workload.name}:${n}`
+    log(`${caseId}: ${describeFault(fault)}`)
+    const result = await runCase(workload, fault, {reference: {state: ref.result.state, apiDeletes: ref.result.apiDeletes, crDeletes: ref.result.crDeletes, apiCreated: ref.result.apiCreated, writes: ref.result.writePoints.length}, log})
+    cover.cases++
+    const label = faultLabel(fault)
+    cover.staleLists += result.counts.staleLists
+    cover.coalesced += result.coalesced
+    for (const {point, k} of result.crashed.map(splitWrite)) cover.crashed.set(point, (cover.crashed.get(point) ?? new Set<number>()).add(k))
+    if (fault.kind === 'crash') carry.settle(workload.name, fault.targets, crashedAnywhere)
+    const key = result.faultApplied ? label : `${label} (not reached)`
+    cover.faults[key] = (cover.faults[key] ?? 0) + 1
+    for (const [what, count] of Object.entries(result.apiFaults)) cover.apiFaults[what] = (cover.apiFaults[what] ?? 0) + count
+    if (result.leadership && (fault.kind === 'pause' || fault.kind === 'handover')) {
+      cover.leadership.push({caseId, kind: fault.kind, report: result.leadership})
+      const {handoverMs, firstWriteMs, afterTakeover} = result.leadership
+      log(`${caseId}: handover ${handoverMs === undefined ? 'none' : `${(handoverMs / 1000).toFixed(1)} s`}, new leader's first write ${firstWriteMs === undefined ? '-' : `${(firstWriteMs / 1000).toFixed(1)} s`}, writes after the takeover ${afterTakeover}`)
+    }
+    const carriedIn = fault.kind === 'crash' ? carried : [] // withCarried took all of them, or none
+    cover.carried += carriedIn.length
+    record(caseId, fault, result, carriedIn)
+    for (const message of result.violations) log(`  VIOLATION ${caseId}: ${message}`)
+    log(`${caseId}: ${result.violations.length ? `${result.violations.length} violation(s)` : 'ok'} in ${result.seconds.toFixed(0)} s`)
+  }
+
+  // Each workload's reference, then at once its first perturbed case (so that even a short campaign applies faults);
+  // then rounds of cases 2, 3, … over every workload until the time is up.
+  const first = onlyN ?? 1
+  for (const workload of selected) {
+    if (Date.now() > deadline && references.size > 0) break
+    await reference(workload)
+    if (Date.now() > deadline || (options.rounds !== undefined && options.rounds < first)) continue
+    await perturbed(workload, first)
   }
   // Orderings: the workloads of one group differ only in the order of creations, so their references must agree.
   const groups = new Map<string, Workload[]>()
   for (const workload of selected) if (workload.orderingGroup && references.has(workload.name)) groups.set(workload.orderingGroup, [...(groups.get(workload.orderingGroup) ?? []), workload])
   for (const members of groups.values()) {
-    const [first, ...rest] = members
+    const [head, ...rest] = members
     for (const other of rest) {
-      const diff = diffStates(references.get(first!.name)!.result.state, references.get(other.name)!.result.state)
+      const diff = diffStates(references.get(head!.name)!.result.state, references.get(other.name)!.result.state)
       if (diff.length) {
         const caseId = `${other.name}:0`
         violations.push({caseId, fault: {kind: 'none'}, replay: `npm run chaos -- --seed ${options.seed} --feature ${other.feature} --minutes 1`,
-          message: `ordering: the end state of ${other.name} differs from ${first!.name}'s:\n      ${diff.slice(0, 8).join('\n      ')}`})
+          message: `ordering: the end state of ${other.name} differs from ${head!.name}'s:\n      ${diff.slice(0, 8).join('\n      ')}`})
       }
     }
   }
-  const onlyN = options.caseId ? Number(options.caseId.split(':')[1]) : undefined
-  for (let n = onlyN ?? 1; options.rounds === undefined || n <= options.rounds; n++) {
-    let ran = false
-    for (const workload of selected) {
-      const reference = references.get(workload.name)
-      if (!reference || Date.now() > deadline) continue
-      const cover = coverage.find((c) => c.workload === workload.name)!
-      const carried = onlyN !== undefined ? options.carry ?? [] : carry.take(workload.name, cover.writePoints, crashedAnywhere)
-      const fault = withCarried(faultFor(options.seed, workload, n, reference.points, reference.result.listResources), carried)
-      const caseId = `${workload.name}:${n}`
-      log(`${caseId}: ${describeFault(fault)}`)
-      const result = await runCase(workload, fault, {reference: {state: reference.result.state, apiDeletes: reference.result.apiDeletes, crDeletes: reference.result.crDeletes}, log})
-      ran = true
-      cover.cases++
-      const label = fault.kind === 'fail' ? `fail ${fault.failure}` : (fault.kind === 'storm' || fault.kind === 'crash') && fault.api ? `${fault.kind} + API ${fault.api.outcome}` : fault.kind
-      cover.staleLists += result.counts.staleLists
-      cover.coalesced += result.coalesced
-      for (const {point, k} of result.crashed.map(splitWrite)) cover.crashed.set(point, (cover.crashed.get(point) ?? new Set<number>()).add(k))
-      if (fault.kind === 'crash') carry.settle(workload.name, fault.targets, crashedAnywhere)
-      if (result.faultApplied) {
-        cover.faults[label] = (cover.faults[label] ?? 0) + 1
-      } else {
-        cover.faults[`${label} (not reached)`] = (cover.faults[`${label} (not reached)`] ?? 0) + 1
+  if (onlyN === undefined) {
+    for (let n = first + 1; options.rounds === undefined || n <= options.rounds; n++) {
+      let ran = false
+      for (const workload of selected) {
+        if (!references.has(workload.name) || Date.now() > deadline) continue
+        await perturbed(workload, n)
+        ran = true
       }
-      const carriedIn = fault.kind === 'crash' ? carried : [] // withCarried took all of them, or none
-      cover.carried += carriedIn.length
-      record(caseId, fault, result, carriedIn)
-      for (const message of result.violations) log(`  VIOLATION ${caseId}: ${message}`)
-      log(`${caseId}: ${result.violations.length ? `${result.violations.length} violation(s)` : 'ok'} in ${result.seconds.toFixed(0)} s`)
+      if (!ran) break
     }
-    if (!ran || onlyN !== undefined) break
   }
   return {coverage, violations, seconds: (Date.now() - started) / 1000}
 }
@@ -409,6 +495,38 @@ export function report(result: CampaignResult, seed: number): string {
   lines.push(`  coalescing watch closes            ${coalesced}`)
   lines.push(`  stale + coalesced                  ${stale + coalesced}`)
   lines.push(`  crash targets carried over         ${result.coverage.reduce((a, c) => a + c.carried, 0)}`)
+  lines.push('')
+  const led = result.coverage.flatMap((c) => c.leadership)
+  lines.push('leader freezes and handovers (two replicas; "after takeover": writes by a replica after another took the lease, must be 0)')
+  if (led.length) {
+    lines.push(`  ${'case'.padEnd(26)} ${'fault'.padEnd(22)} ${'handover'.padStart(9)} ${'1st write'.padStart(9)} ${'after takeover'.padStart(14)} ${'takeovers'.padStart(9)} ${'others wrote'.padStart(12)} ${'writes (ref)'.padStart(12)}`)
+    const secs = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`)
+    for (const {caseId, kind, report: r} of led) {
+      const fault = `${kind === 'pause' ? 'frozen' : 'cut off'} ${(r.faultMs / 1000).toFixed(1)} s`
+      lines.push(`  ${caseId.padEnd(26)} ${fault.padEnd(22)} ${secs(r.handoverMs).padStart(9)} ${secs(r.firstWriteMs).padStart(9)} ${String(r.afterTakeover).padStart(14)} ${String(r.takeovers).padStart(9)} ${String(r.otherWrites).padStart(12)} ${`${r.writes} (${r.referenceWrites ?? '-'})`.padStart(12)}`)
+    }
+  } else {
+    lines.push('  none')
+  }
+  lines.push('')
+  lines.push('API faults by collection (api fault proxy: applied-then-lost = the API applied the write, the answer was lost)')
+  const classes = ['applied-then-lost', 'before', 'slow', 'reset-mid-body', 'read-lost', 'not-applied']
+  const byCollection = new Map<string, Record<string, number>>()
+  for (const c of result.coverage) {
+    for (const [what, n] of Object.entries(c.apiFaults)) {
+      const [cls, collection] = what.split(' ') as [string, string]
+      const row = byCollection.get(collection) ?? {}
+      row[cls] = (row[cls] ?? 0) + n
+      byCollection.set(collection, row)
+    }
+  }
+  if (byCollection.size) {
+    lines.push(`  ${'collection'.padEnd(28)} ${classes.map((cls) => cls.padStart(17)).join(' ')}`)
+    for (const [collection, row] of [...byCollection].sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${collection.padEnd(28)} ${classes.map((cls) => String(row[cls] ?? 0).padStart(17)).join(' ')}`)
+  } else {
+    lines.push('  none')
+  }
+  lines.push(`  API duplicates found (live, or created more often than in the reference): ${result.violations.filter((v) => /^API duplicate/.test(v.message)).length}`)
   lines.push('')
   lines.push('orderings')
   for (const c of result.coverage.filter((c) => c.ordering)) lines.push(`  ${c.ordering!.padEnd(34)} reference + ${c.cases} perturbed`)

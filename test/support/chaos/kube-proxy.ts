@@ -26,8 +26,10 @@
 import http from 'node:http'
 import https from 'node:https'
 import type {AddressInfo, Socket} from 'node:net'
+import {isReview} from '../../../src/kube/client.js'
 
-export type Verb = 'list' | 'watch' | 'get' | 'create' | 'update' | 'patch' | 'delete' | 'other'
+/** `review`: a POST of a TokenReview, SubjectAccessReview, … (the apiserver answers and stores nothing: not a write). */
+export type Verb = 'list' | 'watch' | 'get' | 'create' | 'update' | 'patch' | 'delete' | 'review' | 'other'
 
 export interface ClassifiedRequest {
   verb: Verb
@@ -66,7 +68,7 @@ export function classify(method: string, rawUrl: string): ClassifiedRequest {
   const watch = url.searchParams.get('watch')
   let verb: Verb
   if (m === 'GET') verb = watch === 'true' || watch === '1' ? 'watch' : name ? 'get' : 'list'
-  else if (m === 'POST') verb = 'create'
+  else if (m === 'POST') verb = isReview(m, url.pathname) ? 'review' : 'create'
   else if (m === 'PUT') verb = 'update'
   else if (m === 'PATCH') verb = 'patch'
   else if (m === 'DELETE') verb = 'delete'
@@ -197,8 +199,8 @@ export interface KubeFaultProxy {
   deletes: string[]
   /** Called synchronously at the crash point, before the write's answer is forwarded. */
   onCrash: ((point: string) => void) | undefined
-  /** Every request seen: verb, resource, status (0 = not answered). */
-  log: Array<ClassifiedRequest & {status: number; at: number}>
+  /** Every request seen: verb, resource, status (0 = not answered), the process that sent it (with `processOf`). */
+  log: Array<ClassifiedRequest & {status: number; at: number; process?: string}>
   counts: FaultCounts
   crashAfterWrites(targets: CrashTarget[]): void
   /** Delays every event line of watches of `resource` (all resources when omitted) by `ms` until `untilMs` passes. */
@@ -222,7 +224,11 @@ export interface KubeFaultProxy {
   close(): Promise<void>
 }
 
-export async function startKubeFaultProxy(options: {upstream: string; token: string}): Promise<KubeFaultProxy> {
+/**
+ * `processOf`: the process (a label) that owns the client end of a connection from `remotePort`, asked once per
+ * connection; every request on it is logged with that label.
+ */
+export async function startKubeFaultProxy(options: {upstream: string; token: string; processOf?: (remotePort: number) => string | undefined}): Promise<KubeFaultProxy> {
   const upstream = new URL(options.upstream)
   const agent = new https.Agent({keepAlive: true, maxSockets: 256, rejectUnauthorized: false})
   const failRules: FailRule[] = []
@@ -233,6 +239,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
   const gone = new Set<string>()
   const openWatches = new Set<{resource: string; cut: () => void}>()
   const sockets = new Set<Socket>()
+  const tags = new WeakMap<Socket, string | undefined>()
   let hold: {ms: number; resource?: string; until: number} | undefined
   let refuseUntil = 0
   const counts: FaultCounts = {crashes: 0, staleLists: 0, watchCloses: 0, heldEvents: 0, failures: {}, refusals: 0}
@@ -290,7 +297,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
 
   const server = http.createServer((request, response) => {
     const classified = classify(request.method ?? 'GET', request.url ?? '/')
-    const entry = {...classified, status: 0, at: Date.now()}
+    const entry = {...classified, status: 0, at: Date.now(), process: tags.get(request.socket)}
     proxy.log.push(entry)
     const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
       entry.status = status
@@ -422,6 +429,7 @@ export async function startKubeFaultProxy(options: {upstream: string; token: str
     }
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
+    if (options.processOf && socket.remotePort) tags.set(socket, options.processOf(socket.remotePort))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

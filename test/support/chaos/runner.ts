@@ -9,7 +9,14 @@
  * 60 s of its last fault (liveness). Safety, checked on every snapshot and at the end: no two live API objects with
  * one natural key; no API DELETE of an object the reference run never deleted (its source still exists); no source
  * left terminating (a finalizer of ours kept on a deleted source); the operator never exits unless the campaign
- * killed it or it lost its lease; in a leader handover (two replicas), never two leaders writing (`twoLeaders`).
+ * killed it or it lost its lease; in a leader handover or a paused leader (two replicas), never two writers: no
+ * write, kube or API, by a replica after another took the lease (`leadershipFacts`; the proxies tag each connection
+ * with the process that opened it), and never two leaders writing (`twoLeaders`); with the API fault proxy's
+ * schedule, no API object created more often than in the reference (a create whose answer was lost and that was
+ * made again instead of found by its natural key).
+ *
+ * The operator reaches the API simulator through the API fault proxy (api-proxy.ts) in every case; a case of kind
+ * `api` (or a crash case with `apiSchedule`) arms its seeded schedule.
  */
 import {mkdtemp, rm} from 'node:fs/promises'
 import {randomBytes} from 'node:crypto'
@@ -22,12 +29,14 @@ import {adminClient, controlPlane, freshNamespace} from '../cluster.js'
 import {writeKubeconfig} from '../kubeconfig-file.js'
 import {startOperator, type OperatorProcess} from '../operator-process.js'
 import {splitWrite, startKubeFaultProxy, writePoint, type CrashTarget, type FailKind, type FaultCounts, type KubeFaultProxy} from './kube-proxy.js'
-import {ReplicaLedger, twoLeaders, wrote} from './replicas.js'
+import {emptyCaseNamespace, uncoveredKinds} from './cleanup.js'
+import {leadershipFacts, ReplicaLedger, twoLeaders, wrote} from './replicas.js'
+import {requestClass, startApiFaultProxy, type ApiFaultProxy, type ApiFaultStep} from './api-proxy.js'
 import type {Workload, WorkloadContext} from './workloads.js'
 
 export type Fault =
   | {kind: 'none'}
-  | {kind: 'crash'; targets: CrashTarget[]; storm?: StormInjection[]; api?: ApiFaultWindow}
+  | {kind: 'crash'; targets: CrashTarget[]; storm?: StormInjection[]; api?: ApiFaultWindow; apiSchedule?: ApiFaultStep[]}
   | {kind: 'storm'; injections: StormInjection[]; api?: ApiFaultWindow}
   | {kind: 'stale'; resource: string; atStep: number}
   | {kind: 'coalesce'; resource?: string; atStep: number}
@@ -35,6 +44,10 @@ export type Fault =
   | {kind: 'fail'; failure: FailKind; verb?: 'list' | 'watch' | 'create' | 'patch' | 'update' | 'delete'; resource?: string; times: number; atStep: number}
   | {kind: 'refuse'; ms: number; atStep: number}
   | {kind: 'handover'; partitionMs: number; atStep: number}
+  /** Two replicas; the leader's process frozen (SIGSTOP) for `ms` before step `atStep` while the steps go on, then resumed (SIGCONT). */
+  | {kind: 'pause'; ms: number; atStep: number}
+  /** The API fault proxy's seeded schedule (answers lost after the write, refused before it, slow, reset mid-body). */
+  | {kind: 'api'; schedule: ApiFaultStep[]}
 
 /** One injection of a storm, `afterMs` after the first user operation. */
 export interface StormInjection {
@@ -78,6 +91,33 @@ export interface CaseResult {
   /** Whether the fault actually happened (a crash point may not be reached). */
   faultApplied: boolean
   seconds: number
+  /** The API requests the schedule counts (see api-proxy's requestClass): a reference's are what a schedule spreads over. */
+  apiRequests: {writes: number; reads: number}
+  /** The API faults that happened: `<class> <collection>` → count (api-proxy's faultClass). */
+  apiFaults: Record<string, number>
+  /** Normalised natural key → API objects ever created with it in the case (soft-deleted ones included). */
+  apiCreated: Record<string, number>
+  /** With two replicas (handover, pause): what the oracle found about who wrote when. */
+  leadership?: LeadershipReport
+}
+
+export interface LeadershipReport {
+  /** The freeze (pause) or the partition, ms. */
+  faultMs: number
+  /** From the freeze (or partition) to the first lease write by another replica (undefined: nobody took over). */
+  handoverMs?: number
+  /** From the freeze to the new leader's first write but the Lease. */
+  firstWriteMs?: number
+  /** Writes (kube and API) by a replica after another took the lease: must be 0. */
+  afterTakeover: number
+  /** Lease takeovers in the case. */
+  takeovers: number
+  /** Writes by a replica that never held the lease, and by any replica but the first (0 when the leader kept leading). */
+  otherWrites: number
+  /** Successful writes in the case by every replica (kube and API, the Lease aside). */
+  writes: number
+  /** Successful writes of the reference run (one process, no Lease): `writes` less this is what the fault cost. */
+  referenceWrites?: number
 }
 
 const POLYCRATE_PLURALS = ['endpoints', 'hosts', 'k8svolumes', 'backups', 'backupschedules', 'k8sapps', 'certificates', 's3buckets', 'k8sclusters']
@@ -144,9 +184,53 @@ function naturalKey(collection: string, object: Record<string, unknown>): string
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** SIGCONT to a frozen process (gone already: nothing to do). */
+function resume(pid: number): void {
+  try {
+    process.kill(pid, 'SIGCONT')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error
+  }
+}
+
+/** A freeze up to this long leaves the leader leading (renew deadline 10 s, less a retry period of up to 2.4 s). */
+export const SHORT_FREEZE_MAX_MS = 7000
+
+/** How often a storm's injection that found nothing to act on is tried again (see `driveStorm`). */
+export const STORM_RETRY_MS = 200
+/** How long the last injection of a storm is tried at most (the others: until the next one is due). */
+export const STORM_LAST_RETRY_MS = 1000
+
+/**
+ * Runs a storm's injections at their times (`afterMs` from the start). An injection that finds nothing to act on is
+ * tried again every STORM_RETRY_MS until it acts or the next one is due (the last one for STORM_LAST_RETRY_MS): in a
+ * crash case the operator is restarted up to eight times in the first seconds, and a process just started has kept
+ * no list yet (no stale answer to give) and has no watch open (none to cut); those injections used to be lost.
+ * `inject` applies one and says whether it acted. Returns how many acted.
+ */
+export async function driveStorm(injections: StormInjection[], inject: (injection: StormInjection) => boolean, clock: {now: () => number; sleep: (ms: number) => Promise<unknown>}, stopped: () => boolean = () => false): Promise<number> {
+  const start = clock.now()
+  let acted = 0
+  for (const [index, injection] of injections.entries()) {
+    const due = injections[index + 1]?.afterMs ?? injection.afterMs + STORM_LAST_RETRY_MS
+    const wait = injection.afterMs - (clock.now() - start)
+    if (wait > 0) await clock.sleep(wait)
+    for (;;) {
+      if (stopped()) return acted
+      if (inject(injection)) {
+        acted++
+        break
+      }
+      if (clock.now() - start + STORM_RETRY_MS >= due) break
+      await clock.sleep(STORM_RETRY_MS)
+    }
+  }
+  return acted
+}
+
 export interface RunOptions {
   /** The reference end state and deletes; without it the run is the reference (waits for a stable state). */
-  reference?: {state: NormalisedObject[]; apiDeletes: string[]; crDeletes: string[]}
+  reference?: {state: NormalisedObject[]; apiDeletes: string[]; crDeletes: string[]; apiCreated?: Record<string, number>; writes?: number}
   /** Pause between user operations, so the operator acts on intermediate states (same in every run). */
   stepPauseMs?: number
   log?: (line: string) => void
@@ -172,19 +256,32 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
   let standbyProxy: KubeFaultProxy | undefined
   const restarts: Array<Promise<void>> = []
   const replicas = new ReplicaLedger()
+  let apiProxy: ApiFaultProxy | undefined
+  /** The frozen process, until it is resumed. */
+  let frozen: number | undefined
+  let pausing: Promise<void> | undefined
   try {
+    const leaderElect = fault.kind === 'handover' || fault.kind === 'pause'
+    // Two replicas call one API URL: the proxy tells them apart by the process that owns each connection.
+    apiProxy = await startApiFaultProxy({upstream: sim.url, processOf: leaderElect ? (port) => replicas.processOf(port) : undefined})
+    const schedule = fault.kind === 'api' ? fault.schedule : fault.kind === 'crash' ? fault.apiSchedule : undefined
+    if (schedule) apiProxy.schedule(schedule)
     const prefix = `x${randomBytes(3).toString('hex')}`
     const namespace = await freshNamespace(client, `chaos-${prefix}`)
     const ctx: WorkloadContext = {client, prefix, namespace, operatorNamespace: ''}
     // Two replicas on one machine: only one can bind the external-dns webhook's port (no workload uses it).
-    const config = fault.kind === 'handover' ? {...workload.config(ctx), external_dns_webhook: {enabled: false}} : workload.config(ctx)
+    const own = workload.config(ctx)
+    const config = {
+      ...own,
+      ...(leaderElect ? {external_dns_webhook: {enabled: false}} : {}),
+      api_sync: {enabled: true, api_url: apiProxy.url, sync_interval_seconds: 2, ...(own.api_sync as Record<string, unknown> | undefined)},
+    }
     const {namespace: operatorNamespace} = await operatorNamespaceFor(client, sim, config)
     ctx.operatorNamespace = operatorNamespace
     const replace: Array<[string, string]> = [[`cluster-${operatorNamespace}`, '<cluster>'], [operatorNamespace, '<opns>'], [namespace, '<ns>'], [prefix, '<P>']]
-    proxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
+    const processOf = leaderElect ? (port: number) => replicas.processOf(port) : undefined
+    proxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token, processOf})
     const kubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig'), proxy.url, 'replaced-by-the-proxy')
-
-    const leaderElect = fault.kind === 'handover'
     const watchExit = (process: OperatorProcess, restart: () => Promise<void>) => {
       void process.exited.then((code) => {
         if (killing || stopping) return
@@ -210,7 +307,6 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     // API writes are write points too: the simulator logs each answer before it sends it.
     sim.onRequest = (entry) => {
       if (!/^(POST|PUT|PATCH|DELETE)$/.test(entry.method) || entry.status === 0 || entry.status >= 400 || !entry.path.startsWith('/api/')) return
-      if (leaderElect && entry.remotePort) replicas.apiWrite(entry.remotePort, `API ${entry.method} ${entry.path}`)
       if (proxy!.writes.record(writePoint('api', entry.userAgent, entry.method.toLowerCase(), entry.resource))) proxy!.onCrash?.(proxy!.writes.points.at(-1)!)
     }
     if (fault.kind === 'crash') {
@@ -239,14 +335,14 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
 
     for (const step of workload.before ?? []) await step(ctx)
     await start()
-    if (fault.kind === 'handover') {
+    if (leaderElect) {
       // The first replica leads (its lease write went through), then the second starts as its standby.
       const deadline = Date.now() + 30_000
       while (!proxy.log.some((e) => e.resource === 'coordination.k8s.io/leases' && wrote(e))) {
         if (Date.now() > deadline) throw new Error(`the first replica did not take the lease within 30 s:\n${operator!.rawOutput().slice(-2000)}`)
         await sleep(100)
       }
-      standbyProxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token})
+      standbyProxy = await startKubeFaultProxy({upstream: controlPlane().server, token: controlPlane().token, processOf})
       const standbyKubeconfig = await writeKubeconfig(path.join(dir, 'kubeconfig-b'), standbyProxy.url, 'replaced-by-the-proxy')
       const startStandby = async () => {
         standby = await launch(standbyProxy!, standbyKubeconfig, 'b')
@@ -290,6 +386,24 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           while (Date.now() < deadline && !replicas.leaseTakenOver()) await sleep(200)
           break
         }
+        case 'pause': {
+          // The leader's process frozen: no timer, no I/O callback of it runs; the apiserver and the API go on, and
+          // so do the users (the next steps run during the freeze). Resumed after `ms`.
+          const holder = replicas.holder()
+          const pid = holder ? replicas.pidOf(holder) : undefined
+          if (pid === undefined) break
+          process.kill(pid, 'SIGSTOP')
+          frozen = pid
+          replicas.partitionedAt = Date.now()
+          faultApplied = true
+          log(`froze the leader ${holder} (pid ${pid}) for ${fault.ms} ms`)
+          lastFaultAt = Date.now() + fault.ms
+          pausing = sleep(fault.ms).then(() => {
+            if (frozen === pid) resume(pid)
+            frozen = undefined
+          })
+          break
+        }
       }
     }
     const injections = fault.kind === 'storm' ? fault.injections : fault.kind === 'crash' ? fault.storm ?? [] : []
@@ -304,16 +418,19 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
           setTimeout(() => sim.faults.clear(), ms)
         }, afterMs)
       }
-      let at = 0
-      for (const injection of injections) {
-        await sleep(injection.afterMs - at)
-        at = injection.afterMs
-        if (stopping) return
+      await driveStorm(injections, (injection) => {
         lastFaultAt = Date.now()
-        if (injection.kind === 'stale' && proxy!.staleList(injection.resource!)) proxy!.closeWatches(injection.resource)
-        else if (injection.kind === 'coalesce' && proxy!.closeWatches(injection.resource) > 0) coalesced++
-      }
-      if (api) await sleep(Math.max(0, api.afterMs + api.ms - at))
+        if (injection.kind === 'stale') {
+          // Armed: the relist its cut watch makes is answered from the past (counted when served).
+          if (!proxy!.staleList(injection.resource!)) return false
+          proxy!.closeWatches(injection.resource)
+          return true
+        }
+        if (proxy!.closeWatches(injection.resource) === 0) return false
+        coalesced++
+        return true
+      }, {now: Date.now, sleep}, () => stopping)
+      if (api) await sleep(Math.max(0, api.afterMs + api.ms - injections.at(-1)!.afterMs))
     })() : undefined
     for (let index = 0; index < workload.steps.length; index++) {
       await stepFault(index)
@@ -323,6 +440,14 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     await stepFault(workload.steps.length)
     if ('atStep' in fault && fault.atStep >= workload.steps.length) await sleep(options.stepPauseMs ?? 1500)
     if (restarting) await restarting
+    if (pausing) await pausing
+    if (fault.kind === 'pause') {
+      // A long freeze: the resumed process finds its fence closed, steps down and exits (restarted as a candidate);
+      // wait for that positive signal (or, after a short one, for nothing).
+      const deadline = Date.now() + 30_000
+      while (Date.now() < deadline && replicas.leaseTakenOver() && restarts.length === 0) await sleep(200)
+      await Promise.all(restarts)
+    }
     if (fault.kind === 'handover') {
       // Wait for the handover: some replica other than the first writes after the partition (at most 60 s).
       const deadline = Date.now() + 60_000
@@ -377,34 +502,73 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     proxy.crashAfterWrites([])
     const writePoints = [...proxy.writes.points]
     const {apiDeletes, crDeletes} = await deleteChecks(scope, proxy, options.reference)
+    const apiCreated = createdChecks(scope, options.reference)
 
-    // Never two leaders writing: once another replica wrote, an earlier one never writes again.
-    if (fault.kind === 'handover') {
-      if (process.env.CHAOS_DEBUG) log(`writes by replica (partition at ${replicas.partitionedAt}):\n${replicas.writes().sort((a, b) => a.at - b.at).map((w) => `${w.at} ${w.instance} ${w.what}`).join('\n')}`)
-      const overlap = twoLeaders(replicas.writes())
+    // Never two writers: no write by a replica after another took the lease; never two leaders writing.
+    let leadership: LeadershipReport | undefined
+    if (leaderElect) {
+      for (const entry of apiProxy.log) {
+        if (entry.process && requestClass(entry.method, entry.path) !== 'read' && /^(POST|PUT|PATCH|DELETE)$/.test(entry.method) && entry.upstreamStatus >= 200 && entry.upstreamStatus < 400) {
+          replicas.apiWriteBy(entry.process, entry.at, `API ${entry.method} ${entry.path}`)
+        }
+      }
+      const writes = replicas.writes()
+      if (process.env.CHAOS_DEBUG) log(`writes by replica (fault at ${replicas.partitionedAt}):\n${writes.sort((a, b) => a.at - b.at).map((w) => `${w.at} ${w.instance} ${w.what}`).join('\n')}`)
+      const facts = leadershipFacts(replicas.leaseWrites(), writes)
+      for (const write of facts.afterTakeover.slice(0, 5)) violations.push(`two writers: ${write.instance} wrote (${write.what}) after another replica had taken the lease`)
+      const overlap = twoLeaders(writes)
       if (overlap) violations.push(overlap)
+      const from = replicas.partitionedAt
+      const takeover = facts.takeovers.find((t) => t.at > from)
+      const newLeaderWrite = takeover ? writes.filter((w) => w.instance === takeover.to && w.at > from).sort((a, b) => a.at - b.at)[0] : undefined
+      leadership = {
+        faultMs: fault.kind === 'pause' ? fault.ms : fault.kind === 'handover' ? fault.partitionMs : 0,
+        handoverMs: takeover && from ? takeover.at - from : undefined,
+        firstWriteMs: newLeaderWrite && from ? newLeaderWrite.at - from : undefined,
+        afterTakeover: facts.afterTakeover.length,
+        takeovers: facts.takeovers.length,
+        otherWrites: writes.filter((w) => w.instance !== 'a0').length,
+        writes: writes.length,
+        referenceWrites: options.reference?.writes,
+      }
+      // A freeze shorter than the renew deadline (less a retry period): the leader keeps leading, nobody else writes.
+      if (fault.kind === 'pause' && fault.ms <= SHORT_FREEZE_MAX_MS && (leadership.takeovers > 0 || leadership.otherWrites > 0)) {
+        violations.push(`a ${fault.ms} ms freeze (shorter than the renew deadline) cost the leader its lease: ${leadership.takeovers} takeover(s), ${leadership.otherWrites} write(s) by another replica`)
+      }
     }
     if (!options.reference && proxy.writes.points.length === 0) violations.push('reference: the operator made no write at all (is it reaching the apiserver through the proxy?)')
     // Remove this case's sources while the operator still runs (it releases its finalizers), so the next case's
-    // operator, which discovers cluster-wide, does not find them.
+    // operator, which discovers cluster-wide, does not find them (cleanup.ts: what must be gone).
     await workload.cleanup?.(ctx)
-    await client.delete({group: '', version: 'v1', plural: 'namespaces', name: namespace}).catch(() => {})
-    const gone = Date.now() + 60_000
-    while (Date.now() < gone && await client.getOrUndefined({group: '', version: 'v1', plural: 'namespaces', name: namespace})) await sleep(500)
+    const watched = [...proxy.log, ...standbyProxy?.log ?? []].filter((e) => (e.verb === 'list' || e.verb === 'watch') && e.status === 200).map((e) => e.resource)
+    const uncovered = uncoveredKinds(watched) // what it listed or watched (a probe of a kind not served is a 404)
+    if (uncovered.length) log(`the operator watched ${uncovered.join(', ')}, which cleanup.ts does not empty: waiting for the namespace to be gone`)
+    const left = await emptyCaseNamespace(client, namespace, uncovered, Date.now() + 60_000)
+    if (left.length) log(`cleanup: still there after 60 s: ${left.slice(0, 5).join(', ')}`)
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
     if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
+    const apiRequests = {writes: 0, reads: 0}
+    for (const entry of apiProxy.log) {
+      const kind = requestClass(entry.method, entry.path)
+      if (kind) apiRequests[`${kind}s`]++
+    }
+    if (schedule) faultApplied ||= apiProxy.counts.size > 0
     return {
       state, writePoints, crashed, coalesced, listResources: proxy.cachedLists(), apiDeletes, crDeletes,
       violations, counts: proxy.counts, faultApplied, seconds: (Date.now() - started) / 1000,
+      apiRequests, apiFaults: Object.fromEntries(apiProxy.counts), apiCreated, leadership,
     }
   } finally {
     stopping = true
+    if (frozen !== undefined) resume(frozen)
+    await pausing?.catch(() => {})
     if (restarting) await restarting.catch(() => {})
     await Promise.all(restarts).catch(() => {})
     await operator?.stop('SIGTERM').catch(() => {})
     await standby?.stop('SIGTERM').catch(() => {})
     await proxy?.close().catch(() => {})
     await standbyProxy?.close().catch(() => {})
+    await apiProxy?.close().catch(() => {})
     await sim.close().catch(() => {})
     client.close()
     await rm(dir, {recursive: true, force: true})
@@ -516,6 +680,30 @@ async function deleteChecks({client, sim, ctx, prefix, replace, violations}: Cas
     }
   }
   return {apiDeletes: [...new Set(apiDeletes)].sort(), crDeletes}
+}
+
+/**
+ * Every API object the case ever created (soft-deleted ones included), by normalised natural key; more objects of one
+ * key than the reference made is a duplicate, even one deleted again later: a create whose answer was lost must be
+ * found again by its natural key (adopted), never made twice.
+ */
+function createdChecks({sim, ctx, prefix, replace, violations}: CaseScope, reference: RunOptions['reference']): Record<string, number> {
+  const created: Record<string, number> = {}
+  for (const collection of API_COLLECTIONS) {
+    for (const object of sim.list(collection, {includeDeleted: true})) {
+      const text = JSON.stringify(object)
+      if (!text.includes(prefix) && !text.includes(ctx.namespace)) continue
+      const key = String(normalise(naturalKey(collection, object), replace))
+      created[key] = (created[key] ?? 0) + 1
+    }
+  }
+  if (reference?.apiCreated) {
+    for (const [key, n] of Object.entries(created)) {
+      const expected = reference.apiCreated[key] ?? 0
+      if (n > expected && expected > 0) violations.push(`API duplicate over time: ${n} objects created with natural key ${key} (the reference created ${expected})`)
+    }
+  }
+  return created
 }
 
 /** Retries a read of the apiserver through transient errors (a CRD's storage initialising, a 429) for 30 s. */

@@ -56,6 +56,11 @@ export interface Workload {
    * a user CR's status), projected to what must be equal between runs; secret values never leave this function.
    */
   observe?: (ctx: WorkloadContext, api: ApiView) => Promise<Observed[]>
+  /**
+   * A fault plan of its own (campaign.ts faultFor): `pause` freezes the leader of two replicas in every case; `api`
+   * arms the API fault proxy's seeded schedule in every case (with the crash points in odd ones).
+   */
+  plan?: 'pause' | 'api'
 }
 
 const ingresses = (namespace: string, name?: string): ResourceRef => ({group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', namespace, name})
@@ -541,4 +546,132 @@ const loadBalancerWorkload: Workload = {
   },
 }
 
-export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...cnpgWorkloads, ...appWorkloads, s3Workload, k8sClusterWorkload, loadBalancerWorkload]
+/**
+ * Users change sources while the leader is frozen (two replicas, campaign plan `pause`): Ingresses created, edited,
+ * handed a host over and deleted, one step after another, whatever the freeze; the standby takes over (or not) and the
+ * resumed one must not write.
+ */
+const pausedLeaderWorkload: Workload = {
+  name: 'paused-leader',
+  feature: 'leader',
+  plan: 'pause',
+  sources: ['networking.k8s.io/ingresses'],
+  config: () => only({endpoint_discovery: {enabled: true}}),
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'a', [`${prefix}-a.example.com`]))
+      await client.create(ingresses(namespace), ingress(namespace, 'b', [`${prefix}-b.example.com`]))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'c', [`${prefix}-c.example.com`]))
+    },
+    // a's host changes once its endpoint is in the API (the positive signal: its CR has an API id; at most 60 s), so
+    // that whether the old host's endpoint was made and deleted does not depend on how fast the operator started.
+    async ({client, namespace, prefix}) => {
+      const synced = async () => Boolean((await client.getOrUndefined<KubeObject & {status?: {apiID?: string}}>({group: 'polycrate.io', version: 'v1alpha1', plural: 'endpoints', namespace, name: `${prefix}-a-example-com`}))?.status?.apiID)
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline && !await synced();) await new Promise((resolve) => setTimeout(resolve, 250))
+      await client.mergePatch(ingresses(namespace, 'a'), {spec: ingress(namespace, 'a', [`${prefix}-a2.example.com`]).spec})
+    },
+    // a host changes hands: a gives up a2, b takes it
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(ingresses(namespace, 'a'), {spec: ingress(namespace, 'a', [`${prefix}-d.example.com`]).spec})
+      await client.mergePatch(ingresses(namespace, 'b'), {spec: ingress(namespace, 'b', [`${prefix}-b.example.com`, `${prefix}-a2.example.com`]).spec})
+    },
+    async ({client, namespace}) => {
+      await client.delete(ingresses(namespace, 'c'))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'e', [`${prefix}-e.example.com`]))
+    },
+  ],
+}
+
+/**
+ * A K8sCluster CR in a workspace without a cluster (local_cluster off): the CR creates the API cluster, is renamed,
+ * and a second CR is refused. A crash between the create and the status write (or the create's answer lost) must not
+ * turn the cluster into an adopted one: its Registered reason stays Created (it is deleted with the CR).
+ */
+const k8sClusterCreatedWorkload: Workload = {
+  name: 'k8scluster-created',
+  feature: 'k8scluster',
+  plan: 'api',
+  sources: ['polycrate.io/k8sclusters', 'core/secrets'],
+  config: () => ({...only({}), local_cluster: {enabled: false}}),
+  observe: k8sClusterStatus,
+  steps: [
+    (ctx) => k8sCluster(ctx, 'prod'),
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(k8sclusters(namespace, 'prod'), {spec: {displayName: `${prefix} prod (eu)`, description: 'chaos, renamed'}})
+    },
+    (ctx) => k8sCluster(ctx, 'staging'),
+  ],
+}
+
+/**
+ * Every kind that creates in the Polycrate API at once, under the API fault proxy's schedule (campaign plan `api`):
+ * an Ingress (endpoint), a Node (host), a PersistentVolume (volume), a Velero schedule and backup and a CloudNativePG
+ * scheduled backup and backup, a cert-manager Certificate, a block's app (meta Secret and Pod), an S3Bucket (its
+ * credentials Secret), a K8sCluster CR (it adopts local_cluster's cluster) and a LoadBalancer Service; then edits and
+ * deletes. The oracle: no object created twice, none lost, every CR as synced as in the reference.
+ */
+const apiFaultsWorkload: Workload = {
+  name: 'api-faults',
+  feature: 'api',
+  plan: 'api',
+  sources: ['networking.k8s.io/ingresses', 'core/nodes', 'core/persistentvolumes', 'velero.io/backups', 'velero.io/schedules', 'postgresql.cnpg.io/backups', 'postgresql.cnpg.io/scheduledbackups',
+    'cert-manager.io/certificates', 'core/pods', 'core/secrets', 'polycrate.io/s3buckets', 'polycrate.io/k8sclusters', 'core/services'],
+  config: (ctx) => only({
+    endpoint_discovery: {enabled: true}, node_discovery: {enabled: true}, volume_discovery: {enabled: true},
+    backup_discovery: {enabled: true, cnpg_enabled: true, velero_namespace: ctx.namespace}, certificate_discovery: {enabled: true}, app_discovery: {enabled: true},
+    cloud_controller: {enabled: true, load_balancer: {enabled: true, service_scope: 'all'}},
+  }),
+  observe: async (ctx, api) => [...await s3Secrets(ctx, api), ...await k8sClusterStatus(ctx), ...await lbServices(ctx)],
+  steps: [
+    async ({client, namespace, prefix}) => {
+      await client.create(ingresses(namespace), ingress(namespace, 'a', [`${prefix}-a.example.com`]))
+      await client.create(nodes(), readyNode(`${prefix}-n1`, {}, '10.0.0.21'))
+      await client.create(pvs(), hostPathPv(`${prefix}-pv1`, '1Gi'))
+    },
+    async (ctx) => {
+      await veleroSchedule(ctx, `${ctx.prefix}-nightly`)
+      await veleroBackup(ctx, `${ctx.prefix}-nightly-20260101030000`, `${ctx.prefix}-nightly`)
+      await cnpgScheduledBackup(ctx.client, ctx.namespace, `${ctx.prefix}-pg`)
+      await cnpgBackup(ctx.client, ctx.namespace, `${ctx.prefix}-pg-20260101030000`, `${ctx.prefix}-pg`)
+    },
+    async (ctx) => {
+      const {client, namespace, prefix} = ctx
+      await client.create(certificates(namespace), {
+        apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: {name: `${prefix}-api`, namespace},
+        spec: {secretName: `${prefix}-api-tls`, dnsNames: [`${prefix}-api.example.com`], issuerRef: {name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io'}},
+      })
+      await appSecret(ctx)
+      await appPod(client, namespace, 'shop-1', `${prefix}-shop`)
+    },
+    async (ctx) => {
+      await ctx.client.create(s3buckets(ctx.namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: 'data', namespace: ctx.namespace}, spec: {name: `${ctx.prefix}-data`, region: 'fsn1'}})
+      await ctx.client.create(s3buckets(ctx.namespace), {apiVersion: 'polycrate.io/v1alpha1', kind: 'S3Bucket', metadata: {name: 'logs', namespace: ctx.namespace}, spec: {name: `${ctx.prefix}-logs`, reclaim_policy: 'delete'}})
+      await k8sCluster(ctx, 'prod')
+    },
+    async ({client, namespace}) => {
+      await client.create(services(namespace), lbService(namespace, 'web', [['http', 80, 30090]]))
+    },
+    async ({client, namespace, prefix}) => {
+      await client.mergePatch(ingresses(namespace, 'a'), {spec: ingress(namespace, 'a', [`${prefix}-a2.example.com`]).spec})
+      await client.mergePatch({...certificates(namespace, `${prefix}-api`), subresource: 'status'}, certificateStatus('2036-06-01T00:00:00Z', 1))
+      await client.mergePatch(k8sclusters(namespace, 'prod'), {spec: {displayName: `${prefix} prod (eu)`}})
+    },
+    async ({client, namespace, prefix}) => {
+      await client.delete(velero('backups', namespace, `${prefix}-nightly-20260101030000`))
+      await client.delete(s3buckets(namespace, 'logs'))
+      await client.delete(services(namespace, 'web'))
+    },
+  ],
+  cleanup: async ({client, prefix}) => {
+    await ignoreNotFound(() => client.delete(nodes(`${prefix}-n1`)))
+    await releasePv(client, `${prefix}-pv1`)
+    await ignoreNotFound(() => client.delete(pvs(`${prefix}-pv1`)))
+  },
+}
+
+export const workloads: Workload[] = [endpointWorkload, endpointToggleWorkload, hostWorkload, volumeWorkload, certificateWorkload, ...backupWorkloads, ...cnpgWorkloads, ...appWorkloads, s3Workload, k8sClusterWorkload, loadBalancerWorkload,
+  pausedLeaderWorkload, k8sClusterCreatedWorkload, apiFaultsWorkload]

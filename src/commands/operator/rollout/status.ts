@@ -1,8 +1,10 @@
 import * as Flags from '@oclif/core/flags'
-import chalk from 'chalk'
 import type {RolloutDashboard} from '../../../api/index.js'
 import {ApiCommand, apiFlags} from '../../../cli/api-flags.js'
+import {colourEnabled} from '../../../cli/colour.js'
+import {outputFlag} from '../../../cli/json-aware-command.js'
 import {filterClusters, renderStatus, rolloutErrorMessage, unknownClusterMessage, type RolloutSort} from '../../../cli/rollout-view.js'
+import {systemClock} from '../../../lib/clock.js'
 
 export default class RolloutStatus extends ApiCommand {
   static override summary = 'Show the operator rollout: desired version, fleet versions, the current batch and every cluster.'
@@ -13,7 +15,7 @@ export default class RolloutStatus extends ApiCommand {
     '"none"), the size of the current batch, and one row per cluster: installed and desired version, the operator ' +
     'agent\'s state and last heartbeat, active maintenance, paused/forced, whether it is in the current batch, and what ' +
     'blocks it (no agent token, OperatorConfig missing, canary gate).\n\n' +
-    'With --json the dashboard is printed as the API sent it (with --cluster, its "clusters" list holds only the ' +
+    'With --json (or -o json|yaml) the dashboard is printed as the API sent it (with --cluster, its "clusters" list holds only the ' +
     'matching rows).'
 
   static override examples = [
@@ -27,6 +29,7 @@ export default class RolloutStatus extends ApiCommand {
 
   static override flags = {
     ...apiFlags,
+    output: outputFlag,
     cluster: Flags.string({
       summary: 'Only this cluster in the table: its id or name (any case); repeatable.',
       multiple: true,
@@ -53,7 +56,7 @@ export default class RolloutStatus extends ApiCommand {
 
     if (this.jsonEnabled()) return flags.cluster ? {...dashboard, clusters: rows} : dashboard
     const sort: RolloutSort = flags.sort
-    this.log(renderStatus(dashboard, {now: Date.now(), sort, colour: Boolean(process.stdout.isTTY) && chalk.level > 0}, rows))
+    this.log(renderStatus(dashboard, {now: systemClock.now(), sort, colour: colourEnabled(process.stdout)}, rows))
     return dashboard
   }
 }

@@ -1,33 +1,14 @@
 /**
- * Endpoint discovery, the pure part: Ingress / HTTPRoute (+ parent Gateways) → desired Endpoint CRs, problems for
- * Warning events, and the host claims across sources. No I/O, no Kubernetes client, no clock.
+ * The Endpoint kind: Ingress / HTTPRoute discovery → Endpoint CRs, and their sync to the API.
+ * Its only public name is `features`: the registry lists the kinds, each kind lists its features (in the order the
+ * OperatorConfig status shows them). Everything else in this folder is the kind's own.
  */
-export type {
-  DesiredEndpoint,
-  EndpointDiscoverySettings,
-  GatewayLike,
-  HTTPRouteLike,
-  IngressLike,
-  ListenerLike,
-  ObjectMetaLike,
-  ParentReferenceLike,
-  SourceRef,
-  SourceResult,
-} from './types.js'
-export {discoveryProblemReasons} from './types.js'
-export {
-  DEFAULT_EXPECTED_STATUS_CODES,
-  DEFAULT_PATH,
-  DEFAULT_TIMEOUT_SECONDS,
-  endpointCheckLimits,
-  readHostConfig,
-  readMonitorChoice,
-  readSourceSettings,
-  type HostOverrides,
-  type MonitorChoice,
-  type SourceCheckSettings,
-} from './annotations.js'
-export {endpointName, endpointNameWithHash, isValidHostName, rawHostsOf} from './hosts.js'
-export {endpointsForIngress, ingressClassOf} from './ingress.js'
-export {endpointsForHTTPRoute, routePath, selectListener, type ListenerTransport} from './httproute.js'
-export {compareClaims, resolveHostClaims, sameSource, type HostConflict} from './claims.js'
+import type {ApiSession} from '../../agent/api-session.js'
+import type {OperatorConfig} from '../../config/operator-config.js'
+import type {Feature} from '../../runtime/feature.js'
+import {EndpointDiscoveryReconciler} from './endpoint.discovery.js'
+import {EndpointController} from './endpoint.sync.js'
+
+export function features(session: ApiSession): readonly Feature<OperatorConfig>[] {
+  return [EndpointDiscoveryReconciler, EndpointController(session)]
+}
