@@ -63,6 +63,12 @@ export function createOperator(options: OperatorOptions): Operator {
   manager.addReadyzCheck('config', () => verdict().checks.config)
   manager.addReadyzCheck('crds', () => verdict().checks.crds)
   manager.addReadyzCheck('features', () => verdict().checks.features)
+  // Not a part of the Ready condition but of this replica's start: the DNS webhooks answer from the API session, so a
+  // replica is not Ready (its Service sends it no call) until the API sync has given its first answer, connected or
+  // why not. A restarted container would otherwise answer 503 "not connected" for the moment in between.
+  manager.addReadyzCheck('api-session', () => (features.isRunning('api-sync') && !api.answered
+    ? {ok: false, message: 'the API sync has not given its first answer yet (connected to the Polycrate API, or why not)'}
+    : {ok: true}))
   return {
     manager,
     config: state,

@@ -62,6 +62,11 @@ export class ApiSession {
     return this.unfenced.client
   }
 
+  /** Whether the API sync has given its first answer since the process started: connected, or why not (`problem`). */
+  get answered(): boolean {
+    return this.identity !== undefined || this.problem !== undefined
+  }
+
   connected(identity: ApiIdentity): void {
     const changed = JSON.stringify(identity) !== JSON.stringify(this.identity)
     this.identity = identity

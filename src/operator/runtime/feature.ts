@@ -174,6 +174,11 @@ export class FeatureSet<Config> {
     return this.queue(config, options.leading ?? true, false, options.only)
   }
 
+  /** Whether the feature `name` was started (and not stopped since). */
+  isRunning(name: string): boolean {
+    return this.running.has(name)
+  }
+
   async stopAll(): Promise<void> {
     if (this.options.reviewer) this.manager.clock.clearTimeout(this.recheck)
     await this.queue(undefined, true, true)
