@@ -14,6 +14,7 @@ import type {KubeClient, KubeObject, ResourceRef} from '../../../src/kube/client
 import {KubeApiError} from '../../../src/kube/client.js'
 import {allCrds} from '../../../src/crds/index.js'
 import {crdResource} from '../../../src/crds/define.js'
+import {eventually} from '../helpers.js'
 
 const kind = (group: string, version: string, plural: string): ResourceRef => ({group, version, plural})
 
@@ -55,8 +56,6 @@ export function uncoveredKinds(watched: Iterable<string>): string[] {
   return [...kinds].filter((resource) => !covered.has(resource) && !ELSEWHERE.has(resource)).sort()
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /** The objects of a kind in a namespace; undefined when the list failed (tried again on the next pass). */
 async function objectsOf(client: KubeClient, ref: ResourceRef, namespace: string): Promise<KubeObject[] | undefined> {
   const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`
@@ -76,16 +75,12 @@ async function objectsOf(client: KubeClient, ref: ResourceRef, namespace: string
 export async function emptyCaseNamespace(client: KubeClient, namespace: string, uncovered: string[], deadline: number): Promise<string[]> {
   const namespaces: ResourceRef = {group: '', version: 'v1', plural: 'namespaces', name: namespace}
   await client.delete(namespaces).catch(() => {})
-  if (uncovered.length) {
-    for (;;) {
-      if (!await client.getOrUndefined(namespaces)) return []
-      if (Date.now() > deadline) return [`namespace ${namespace}`]
-      await sleep(500)
-    }
-  }
+  const until = (check: () => Promise<boolean>) => eventually(async () => await check() || undefined, Math.max(0, deadline - Date.now()), 'an empty case namespace').then(() => true, () => false)
+  if (uncovered.length) return await until(async () => !await client.getOrUndefined(namespaces)) ? [] : [`namespace ${namespace}`]
   const deleted = new Set<string>()
-  for (;;) {
-    const left: string[] = []
+  let left: string[] = []
+  await until(async () => {
+    left = []
     for (const ref of CASE_KINDS) {
       const items = await objectsOf(client, ref, namespace)
       if (!items) left.push(`${kindName(ref)} ${namespace}/* (the list failed)`)
@@ -103,7 +98,7 @@ export async function emptyCaseNamespace(client: KubeClient, namespace: string, 
         }
       }
     }
-    if (left.length === 0 || Date.now() > deadline) return left
-    await sleep(250)
-  }
+    return left.length === 0
+  })
+  return left
 }
