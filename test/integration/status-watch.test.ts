@@ -110,7 +110,10 @@ describe('polycrate operator status --watch (real apiserver)', function () {
   })
 
   it('on a terminal: the table, redrawn on change; ^C typed on the terminal ends it with exit 0', async () => {
-    const command = `node bin/run.js operator status --watch -n ${ns} --kubeconfig ${controlPlane().kubeconfigPath}`
+    // `exec`: script runs the command with $SHELL -c, or /bin/sh (dash) when SHELL is unset, as in CI; dash does not
+    // exec a lone command, stays in the terminal's foreground group beside it, and dies of the ^C itself (exit 130,
+    // whatever the CLI does). With exec the CLI is the terminal's only process, as when a user types the command.
+    const command = `exec node bin/run.js operator status --watch -n ${ns} --kubeconfig ${controlPlane().kubeconfigPath}`
     const child = spawn('script', ['-qec', command, '/dev/null'], {cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: {...process.env, NO_COLOR: '1', COLUMNS: '200', LINES: '50'}})
     const out = lines(child)
     try {
