@@ -93,6 +93,7 @@ import type {
   MaintenanceRequest,
 } from './requests.js'
 import type {ApiRequest, ApiResponse, Query, QueryScalar} from './transport.js'
+import {httpTransport, type Transport} from './http-transport.js'
 import {
   AgentApi,
   CertificatesResource,
@@ -128,7 +129,8 @@ export interface PolycrateApiClientOptions {
   logger?: Logger
   /** Default `polycrate-operator/<package version>`. */
   userAgent?: string
-  fetch?: typeof fetch
+  /** What requests go out with: fetch's shape (tests inject one); default node:http(s) with keep-alive (http-transport.ts). */
+  fetch?: Transport
   /** Aborting it stops in-flight requests and pending retries (ApiNetworkError with cause `aborted`). */
   signal?: AbortSignal
   /**
@@ -184,7 +186,7 @@ export class PolycrateApiClient {
   private readonly maxDelayMs: number
   private readonly logger: Logger
   private readonly userAgent: string
-  private readonly fetchImpl: typeof fetch
+  private readonly fetchImpl: Transport
   private readonly signal: AbortSignal | undefined
   private readonly writeFence: WriteFence | undefined
   private readonly metrics: ApiClientMetrics
@@ -246,7 +248,7 @@ export class PolycrateApiClient {
     this.maxDelayMs = Math.max(0, options.retry?.maxDelayMs ?? defaults.maxDelayMs)
     this.logger = options.logger ?? silentLogger
     this.userAgent = options.userAgent ?? `polycrate-operator/${operatorVersion()}`
-    this.fetchImpl = options.fetch ?? globalThis.fetch
+    this.fetchImpl = options.fetch ?? httpTransport
     this.signal = options.signal
     this.writeFence = options.writeFence
     this.metrics = new ApiClientMetrics(options.registry)

@@ -44,6 +44,7 @@ export {
   type Filters,
   type PageParams,
 } from './resources.js'
+export {httpTransport, type Transport, type TransportInit, type TransportResponse} from './http-transport.js'
 export {adoptOrCreate, findExisting, type AdoptableResource, type AdoptOrCreateOptions, type AdoptOrCreateResult} from './adopt.js'
 export * from './schemas.js'
 export type * from './requests.js'

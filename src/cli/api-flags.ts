@@ -5,7 +5,7 @@
  * Authorization header); no message here contains it.
  */
 import * as Flags from '@oclif/core/flags'
-import {PolycrateApiClient} from '../api/index.js'
+import {PolycrateApiClient, type Transport} from '../api/index.js'
 import {JsonAwareCommand} from './json-aware-command.js'
 
 export const API_URL_ENV = 'POLYCRATE_API_URL'
@@ -58,7 +58,7 @@ const CLI_RETRY = {maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000}
  * The client for the flags, or the message to exit 2 with (missing settings, a URL that is not http(s), a token
  * that cannot go into a header). The client's own messages for these never quote the token.
  */
-export function apiClientFromFlags(flags: ApiFlagValues, options: {fetch?: typeof fetch} = {}): {client: PolycrateApiClient} | {problem: string} {
+export function apiClientFromFlags(flags: ApiFlagValues, options: {fetch?: Transport} = {}): {client: PolycrateApiClient} | {problem: string} {
   const missing = missingApiSettings(flags)
   if (missing) return {problem: missing}
   const baseUrl = (flags['api-url'] ?? '').trim()
