@@ -128,7 +128,8 @@ describe('K8sCluster (real apiservers)', function () {
       await client.mergePatch({...secretsIn(namespace), name: 'rotating'}, {stringData: {token: controlPlane().token}})
       // The sync interval is 300 s: only the Secret watch can bring it back this soon.
       await h.phase('rotate', 'Ready', 'Reachable')
-      assert.ok((await h.events('rotate')).some((e) => e.type === 'Normal' && e.reason === 'Reachable'))
+      // The Event is recorded beside the status write, not before it: waited for, as the Warnings above.
+      await eventually(async () => (await h.events('rotate')).some((e) => e.type === 'Normal' && e.reason === 'Reachable'), 10_000, 'Normal Reachable on rotate')
     })
 
     it('re-probed every sync interval: the API server going away turns a Ready CR Unreachable with no change to it', async () => {
