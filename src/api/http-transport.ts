@@ -93,8 +93,13 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
         if (!response.complete) fail(Object.assign(new Error('the connection ended before the whole answer'), {code: 'ECONNRESET'}))
       })
       response.on('end', () => finish(() => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        resolve({status: response.statusCode ?? 0, headers: headersOf(response), text: () => Promise.resolve(text)})
+        // In a listener: what throws here must reject the call, not escape as an uncaught exception.
+        try {
+          const text = Buffer.concat(chunks).toString('utf8')
+          resolve({status: response.statusCode ?? 0, headers: headersOf(response), text: () => Promise.resolve(text)})
+        } catch (error) {
+          reject(error)
+        }
       }))
     })
     request.on('error', fail)
