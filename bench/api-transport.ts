@@ -1,6 +1,6 @@
 /**
  * What one Polycrate API call costs the client's CPU by transport: global fetch (undici, what src/api/client.ts uses
- * today) against node:http with a keep-alive Agent (what the kube client uses), in one run against the same local
+ * today) against src/api/http-transport.ts (node:http with keep-alive, what the client uses now), in one run against the same local
  * server: the POST of an endpoint, its JSON answer read and parsed, a response header read, 16 at a time; 200 calls
  * of warm-up, then N (default 4000) measured, 3 reps, each transport in a process of its own. Not a pass/fail test.
  *
@@ -9,6 +9,7 @@
 import {execFileSync, fork} from 'node:child_process'
 import http from 'node:http'
 import {fileURLToPath} from 'node:url'
+import {httpTransport} from '../src/api/http-transport.js'
 
 const self = fileURLToPath(import.meta.url)
 const [role, port, mode, count] = process.argv.slice(2)
@@ -34,22 +35,12 @@ if (role === 'server') {
     response.headers.get('retry-after')
     return JSON.parse(text)
   }
-  const agent = new http.Agent({keepAlive: true})
-  const viaHttp = () => new Promise<unknown>((resolve, reject) => {
-    const request = http.request(url, {method: 'POST', headers, agent, signal: new AbortController().signal}, (response) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.on('end', () => {
-        const answerHeaders = new Headers()
-        for (const [key, value] of Object.entries(response.headers)) if (typeof value === 'string') answerHeaders.set(key, value)
-        answerHeaders.get('retry-after')
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      })
-      response.on('error', reject)
-    })
-    request.on('error', reject)
-    request.end(body)
-  })
+  const viaHttp = async (): Promise<unknown> => {
+    const response = await httpTransport(url, {method: 'POST', headers, body, signal: new AbortController().signal})
+    const text = await response.text()
+    response.headers.get('retry-after')
+    return JSON.parse(text)
+  }
   const call = mode === 'fetch' ? viaFetch : viaHttp
   for (let i = 0; i < 200; i++) await call()
   const cpu = process.cpuUsage()
