@@ -37,7 +37,7 @@ import {freePort, startControlPlane} from '../test/support/control-plane.js'
 import {createMemoryCgroup} from '../test/support/memory-cgroup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
-import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
+import {benchNodeOptions, ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 import {FIELD_MANAGER} from '../src/operator/conventions.js'
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -58,6 +58,9 @@ const {values: flags} = parseArgs({
     // Run the operator in a memory cgroup with this limit in MiB (root; e.g. 1024, the Deployment's): Node sizes V8
     // from it as in a container, and the cgroup's working set is reported beside RSS.
     'memory-limit': {type: 'string'},
+    // More Node/V8 options for the operator (e.g. '--max-semi-space-size=4'), added to NODE_OPTIONS: to try a setting
+    // before it goes into the Deployment.
+    'node-options': {type: 'string', default: ''},
   },
   strict: true,
 })
@@ -331,7 +334,7 @@ try {
       ...(cgroup ? {wrap: cgroup.wrap} : {}),
       kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, leaderElect: false, logLevel: 'warn',
       bin: path.join(operatorRoot, 'bin', 'run.js'),
-      env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+      env: {NODE_OPTIONS: benchNodeOptions(flags['node-options'])},
       // The operator's V8 CPU profile, written when it exits (open it in Chrome DevTools or speedscope).
       nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(import.meta.dirname, 'results', 'profiles')}`] : [],
     })

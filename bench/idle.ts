@@ -19,7 +19,7 @@ import path from 'node:path'
 import {KubeClient} from '../src/kube/client.js'
 import {loadKubeConfig} from '../src/kube/kubeconfig.js'
 import {freePort, startControlPlane} from '../test/support/control-plane.js'
-import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
+import {benchNodeOptions, ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
 import {FIELD_MANAGER} from '../src/operator/conventions.js'
@@ -47,7 +47,7 @@ try {
   })
   const start = (tree: Tree) => startOperator({
     kubeconfig: controlPlane.kubeconfigPath, namespace, leaderElect: true, logLevel: 'info', bin: tree.bin,
-    env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`, ...tree.env},
+    env: {NODE_OPTIONS: benchNodeOptions(), ...tree.env},
   })
   /** Spawn → /readyz 200 (the CRDs established, every feature started), 15 s of settling, the memory probe. */
   const round = async (tree: Tree): Promise<{sample: Sample; operator: OperatorProcess}> => {

@@ -28,7 +28,7 @@ import {startControlPlane} from '../test/support/control-plane.js'
 import {createMemoryCgroup} from '../test/support/memory-cgroup.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText} from '../test/support/prom-text.js'
-import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
+import {benchNodeOptions, ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 
 const {values: flags} = parseArgs({
   args: process.argv.slice(2),
@@ -146,7 +146,7 @@ try {
   const operatorStart = Date.now()
   operator = await startOperator({
     kubeconfig: controlPlane.kubeconfigPath, namespace: operatorNs, logLevel: 'warn',
-    env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+    env: {NODE_OPTIONS: benchNodeOptions()},
     ...(cgroup ? {wrap: cgroup.wrap} : {}),
   })
   const list = async <T>(p: string) => {

@@ -32,7 +32,7 @@ import {createMemoryCgroup, type MemoryCgroup} from '../test/support/memory-cgro
 import {startHttpTarget} from '../test/support/monitoring-targets.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {parsePromText, type MetricFamily} from '../test/support/prom-text.js'
-import {ensureCrdsWith, heapProbe} from './setup.js'
+import {benchNodeOptions, ensureCrdsWith, heapProbe} from './setup.js'
 
 const {values: flags} = parseArgs({
   args: process.argv.slice(2),
@@ -142,11 +142,7 @@ try {
   }).then(async (wired) => {
     operator = await startOperator({
       kubeconfig: controlPlane.kubeconfigPath, namespace: wired.namespace, logLevel: 'warn',
-      env: {NODE_OPTIONS: [
-        `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`,
-        limitMiB && !cgroup ? v8SizingFor(limitMiB) : '',
-        flags['node-options'],
-      ].join(' ').trim()},
+      env: {NODE_OPTIONS: benchNodeOptions([limitMiB && !cgroup ? v8SizingFor(limitMiB) : '', flags['node-options']].join(' ').trim())},
       ...(flags.bin ? {bin: path.resolve(flags.bin)} : {}),
       ...(cgroup ? {wrap: cgroup.wrap} : {}),
       nodeArgs: flags['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR1', `--diagnostic-dir=${path.join(import.meta.dirname, 'results')}`] : [],

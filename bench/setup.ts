@@ -1,8 +1,10 @@
 /** Shared set-up for benchmarks: CRDs and namespaces on a fresh control plane, the operator's heap probe. */
+import path from 'node:path'
 import {allCrds} from '../src/crds/index.js'
 import {customResourceDefinitions} from '../src/crds/render.js'
 import type {KubeClient} from '../src/kube/client.js'
 import {installCrds} from '../src/kube/crd-install.js'
+import {OPERATOR_NODE_OPTIONS} from '../src/operator/manifests.js'
 import type {OperatorProcess} from '../test/support/operator-process.js'
 
 export async function ensureCrdsWith(client: KubeClient): Promise<void> {
@@ -12,6 +14,14 @@ export async function ensureCrdsWith(client: KubeClient): Promise<void> {
 export async function namespaceNamed(client: KubeClient, name: string): Promise<string> {
   await client.create({group: '', version: 'v1', plural: 'namespaces'}, {apiVersion: 'v1', kind: 'Namespace', metadata: {name}})
   return name
+}
+
+/**
+ * NODE_OPTIONS for an operator a bench runs: the container's V8 settings (the Deployment's NODE_OPTIONS), the heap
+ * probe, and `extra` (a setting to try, e.g. a bench's --node-options).
+ */
+export function benchNodeOptions(extra = ''): string {
+  return [OPERATOR_NODE_OPTIONS, `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`, extra].filter(Boolean).join(' ')
 }
 
 /**

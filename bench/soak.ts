@@ -67,7 +67,7 @@ import {writeKubeconfig} from '../test/support/kubeconfig-file.js'
 import {startHttpTarget} from '../test/support/monitoring-targets.js'
 import {startOperator, type OperatorProcess} from '../test/support/operator-process.js'
 import {upstreamCrd} from '../test/support/upstream-crds.js'
-import {ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
+import {benchNodeOptions, ensureCrdsWith, heapProbe, namespaceNamed} from './setup.js'
 import {classifyLogLines, defaultWarmup, faultSchedule, summarize, type FaultWindow, type LogLine, type SoakSample} from './soak-stats.js'
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -442,7 +442,7 @@ try {
   if (snapshotDir) await mkdir(snapshotDir, {recursive: true})
   const running = await startOperator({
     kubeconfig, namespace: operatorNs, leaderElect: true, logLevel: 'info',
-    env: {NODE_OPTIONS: `--expose-gc --require ${path.join(import.meta.dirname, 'heap-probe.cjs')}`},
+    env: {NODE_OPTIONS: benchNodeOptions()},
     ...(flags.bin ? {bin: path.resolve(flags.bin)} : {}),
     nodeArgs: snapshotDir ? ['--heapsnapshot-signal=SIGUSR1', `--diagnostic-dir=${snapshotDir}`] : [],
   })

@@ -9,6 +9,7 @@
 import {FAILED_PREFIX, FORBIDDEN_PREFIX, INSTALL_CRDS_HINT, type ControllerState} from './feature-state.js'
 import {accessChecks, checkKey, forbiddenReason, type AccessCheck} from './access-review.js'
 import type {Logger} from '../../lib/logger.js'
+import {monotonicNow} from '../../lib/clock.js'
 import type {CrdGate} from './crd-gate.js'
 import type {Manager} from './manager.js'
 import type {FeatureState} from './metrics.js'
@@ -215,7 +216,9 @@ export class FeatureSet<Config> {
     if (!reviewer || starting.length === 0) return new Map()
     const byFeature = new Map(starting.map((feature) => [feature, accessChecks(feature.permissions, this.manager.namespace)]))
     const unique = new Map([...byFeature.values()].flat().map((check) => [checkKey(check), check]))
+    const started = monotonicNow(this.manager.clock)
     const denied = new Set((await reviewer.denied([...unique.values()])).map(checkKey))
+    this.logger.debug('access reviewed', {features: starting.length, checks: unique.size, denied: denied.size, ms: Math.round(monotonicNow(this.manager.clock) - started)})
     const refused = new Map<string, string>()
     for (const [feature, checks] of byFeature) {
       const missing = checks.filter((check) => denied.has(checkKey(check)))
