@@ -15,6 +15,15 @@ if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !
   handled = await fastPath.exports.runFastPath(process.argv.slice(2))
   if (handled) fastPath.saveCache()
 } else if (topic === 'operator' && command === 'run' && !process.env.POLYCRATE_NO_FAST_PATH) {
+  // Node ≥ 22.1 (the image's 24): V8's compile cache for the operator's modules, beside the fast path's code cache
+  // ($XDG_CACHE_HOME/polycrate; the image's /tmp, an emptyDir that outlives a container restart). A start compiles from
+  // it (~10 % of the import's CPU) and flushes what it compiled once the operator runs; Node 20 has no such cache.
+  const {default: nodeModule} = await import('node:module')
+  if (nodeModule.enableCompileCache) {
+    const {cacheDirectory} = await import('../dist/lib/code-cache.js')
+    nodeModule.enableCompileCache(`${cacheDirectory()}/compile-cache`)
+    setTimeout(() => nodeModule.flushCompileCache?.(), 10_000).unref()
+  }
   const {runOperatorFastPath} = await import('../dist/run/run-fast-path.js')
   handled = await runOperatorFastPath(process.argv.slice(2))
 }

@@ -274,10 +274,13 @@ export class ApiSyncAgent {
       })
       if (known && !known.is_deleted) return {clusterId: known.id, clusterName: known.name ?? undefined}
     }
-    const existing = await api.k8sClusters.findOne({workspaces: workspaceId}, {signal})
-    if (existing) return {clusterId: existing.id, clusterName: existing.name ?? undefined, created: false}
     const name = local.cluster_name
-    if (!name) return {message: 'No cluster exists in the API for this workspace and local_cluster.cluster_name is not set: nothing was registered.'}
+    if (!name) {
+      const existing = await api.k8sClusters.findOne({workspaces: workspaceId}, {signal})
+      if (existing) return {clusterId: existing.id, clusterName: existing.name ?? undefined, created: false}
+      return {message: 'No cluster exists in the API for this workspace and local_cluster.cluster_name is not set: nothing was registered.'}
+    }
+    // The workspace's cluster if it has one (adopt's lookup), else one named cluster_name: one lookup, not two.
     const {object, created} = await adoptOrCreate(api.k8sClusters, {
       lookup: {workspaces: workspaceId},
       body: {name: slug(name), display_name: name, kind: 'generic'},

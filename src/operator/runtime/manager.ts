@@ -257,7 +257,6 @@ export class Manager {
     return {ok: Object.values(checks).every((check) => check.ok), checks}
   }
 
-  /** Runs until the signal aborts, then shuts down gracefully. Never rejects for a transient cluster problem. */
   /** /metrics (plain, or HTTPS with TokenReview and SubjectAccessReview) and the probes. */
   private async startServers(): Promise<RunningHttpServer[]> {
     return (await Promise.all([
@@ -281,6 +280,7 @@ export class Manager {
     ])).filter((server): server is RunningHttpServer => server !== undefined)
   }
 
+  /** Runs until the signal aborts, then shuts down gracefully. Never rejects for a transient cluster problem. */
   async run(signal: AbortSignal): Promise<void> {
     this.eventLoopCheck = createEventLoopCheck({clock: this.clock})
     this.servers = await this.startServers()
