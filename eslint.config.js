@@ -147,6 +147,6 @@ export default tseslint.config(
   },
   {
     files: ['bin/**/*.js', 'eslint.config.js'],
-    languageOptions: {globals: {console: 'readonly', process: 'readonly'}},
+    languageOptions: {globals: {console: 'readonly', process: 'readonly', setTimeout: 'readonly'}},
   },
 )
