@@ -7,6 +7,13 @@
 // to oclif.
 import {URL} from 'node:url'
 
+// A reader that stops early (`polycrate operator crds | head`) closes the pipe: stop quietly with exit 0, as the output
+// was cut short on purpose (not an unhandled 'error' event's stack trace, nor exit 1 under `set -o pipefail`).
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error
+  process.exit(0)
+})
+
 const [topic, command] = process.argv.slice(2)
 let handled = false
 if (topic === 'operator' && ['crds', 'health', 'explain'].includes(command) && !process.env.POLYCRATE_NO_FAST_PATH) {

@@ -170,4 +170,18 @@ _polycrate_autocomplete; printf '%s\\n' "\${COMPREPLY[@]}"`
       assert.equal(error?.message, 'Missing the Polycrate API token: pass --token or set POLYCRATE_API_TOKEN.')
     })
   })
+
+  describe('a reader that stops early (`| head`)', () => {
+    // The CRDs are ~110 KB, more than a pipe holds: the CLI is still writing when head has gone.
+    for (const args of ['operator crds', 'operator crds --json']) {
+      it(`${args} | head -c 10 under pipefail: exit 0, nothing on stderr (${args.includes('--json') ? 'oclif' : 'the fast path'})`, async () => {
+        const result = await new Promise<{status: number; stdout: string; stderr: string}>((resolve) => {
+          execFile('bash', ['-o', 'pipefail', '-c', `node ${JSON.stringify(bin)} ${args} | head -c 10`], (error, stdout, stderr) => {
+            resolve({status: error ? Number((error as {code?: unknown}).code ?? 1) : 0, stdout, stderr})
+          })
+        })
+        assert.deepEqual({...result, stdout: result.stdout.length}, {status: 0, stdout: 10, stderr: ''})
+      })
+    }
+  })
 })
