@@ -76,18 +76,30 @@ export class SelfAccessReviewer {
   readonly reviews = {sent: 0}
   constructor(private readonly client: ReviewClient) {}
 
-  /** The checks the apiserver denies; a review that fails counts as allowed (see the module comment). */
-  async denied(checks: readonly AccessCheck[]): Promise<AccessCheck[]> {
-    const denied: AccessCheck[] = []
+  /**
+   * Starts the reviews of `checks` in their order, a few at a time: each check's answer (true: allowed; a review
+   * that fails counts as allowed, see the module comment) by checkKey, settled as soon as it is in, so that whoever
+   * needs the first checks need not wait for the last. The checks are distinct (FeatureSet asks each once).
+   */
+  review(checks: readonly AccessCheck[]): ReadonlyMap<string, Promise<boolean>> {
+    const answer: Array<(allowed: boolean) => void> = []
+    const answers = new Map(checks.map((check, i) => [checkKey(check), new Promise<boolean>((resolve) => (answer[i] = resolve))]))
     let next = 0
     const worker = async () => {
       while (next < checks.length) {
-        const check = checks[next++]!
-        if (!(await this.allowed(check))) denied.push(check)
+        const i = next++
+        answer[i]!(await this.allowed(checks[i]!))
       }
     }
-    await Promise.all(Array.from({length: Math.min(CONCURRENT_REVIEWS, checks.length)}, worker))
-    return checks.filter((check) => denied.includes(check))
+    for (let i = 0; i < Math.min(CONCURRENT_REVIEWS, checks.length); i++) void worker()
+    return answers
+  }
+
+  /** The checks the apiserver denies, in their order. */
+  async denied(checks: readonly AccessCheck[]): Promise<AccessCheck[]> {
+    const answers = this.review(checks)
+    const allowed = await Promise.all(checks.map((check) => answers.get(checkKey(check))!))
+    return checks.filter((_, i) => !allowed[i])
   }
 
   private async allowed(check: AccessCheck): Promise<boolean> {

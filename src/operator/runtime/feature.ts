@@ -130,9 +130,12 @@ export function featureState(reason: string | undefined, running: boolean): Feat
   return 'disabled'
 }
 
-/** Asks whether the operator may do what a feature's permissions name (access-review.ts); returns what it may not. */
+/**
+ * Asks whether the operator may do what a feature's permissions name (access-review.ts): starts the reviews of the
+ * checks in their order and answers each (true: allowed) by checkKey as soon as it is in.
+ */
 export interface AccessReviewer {
-  denied(checks: readonly AccessCheck[]): Promise<AccessCheck[]>
+  review(checks: readonly AccessCheck[]): ReadonlyMap<string, Promise<boolean>>
 }
 
 export interface FeatureSetOptions {
@@ -208,23 +211,25 @@ export class FeatureSet<Config> {
   }
 
   /**
-   * Which of the features about to start the RBAC does not allow (each review once, however many features need it);
-   * their `Forbidden: …` reasons.
+   * The features about to start → whether the RBAC refuses them (their `Forbidden: …` reason, else undefined). Each
+   * check is reviewed once however many features need it, in the features' order, and each feature's verdict settles
+   * with its own checks: the first features start while the later ones' reviews are still out (API sync, first in the
+   * registry, registers the cluster meanwhile).
    */
-  private async refused(starting: readonly Feature<Config>[]): Promise<Map<string, string>> {
+  private verdicts(starting: readonly Feature<Config>[]): Map<string, Promise<string | undefined>> {
     const reviewer = this.options.reviewer
     if (!reviewer || starting.length === 0) return new Map()
-    const byFeature = new Map(starting.map((feature) => [feature, accessChecks(feature.permissions, this.manager.namespace)]))
-    const unique = new Map([...byFeature.values()].flat().map((check) => [checkKey(check), check]))
+    const byFeature = starting.map((feature) => [feature.name, accessChecks(feature.permissions, this.manager.namespace)] as const)
     const started = monotonicNow(this.manager.clock)
-    const denied = new Set((await reviewer.denied([...unique.values()])).map(checkKey))
-    this.logger.debug('access reviewed', {features: starting.length, checks: unique.size, denied: denied.size, ms: Math.round(monotonicNow(this.manager.clock) - started)})
-    const refused = new Map<string, string>()
-    for (const [feature, checks] of byFeature) {
-      const missing = checks.filter((check) => denied.has(checkKey(check)))
-      if (missing.length > 0) refused.set(feature.name, forbiddenReason(missing))
-    }
-    return refused
+    const answers = reviewer.review([...new Map(byFeature.flatMap(([, checks]) => checks).map((check) => [checkKey(check), check])).values()])
+    const verdicts = new Map(byFeature.map(([name, checks]) => [name, Promise.all(checks.map((check) => answers.get(checkKey(check))!)).then((allowed) => {
+      const missing = checks.filter((_, i) => !allowed[i])
+      return missing.length > 0 ? forbiddenReason(missing) : undefined
+    })]))
+    void Promise.all(verdicts.values()).then((reasons) => this.logger.debug('access reviewed', {
+      features: starting.length, checks: answers.size, refused: reasons.filter(Boolean).length, ms: Math.round(monotonicNow(this.manager.clock) - started),
+    }))
+    return verdicts
   }
 
   private problems(): Array<[string, string]> {
@@ -243,27 +248,31 @@ export class FeatureSet<Config> {
     const states = only ? planned.states.map((state) => (only.has(state.name) ? state : {...state, reason: 'PausedInvalidConfig'})) : planned.states
     this.missingOwnCrds = missingOwnCrds
     const context: FeatureContext = {changed: () => this.listeners.forEach((listener) => listener())}
-    const refused = config ? await this.refused(actions.filter(({action}) => action !== 'stop').map(({feature}) => feature)) : new Map<string, string>()
-    for (const [name, reason] of refused) {
-      if (this.forbidden.get(name) !== reason) this.logger.warn('feature not started: the operator\'s RBAC lacks its rules', {feature: name, reason})
-    }
-    this.forbidden = refused
-    if (this.options.reviewer) {
-      this.manager.clock.clearTimeout(this.recheck)
-      // Checked again a while later: install may add the rules meanwhile (the OperatorConfig controller applies again).
-      if (refused.size > 0) this.recheck = this.manager.clock.setTimeout(() => context.changed(), this.options.forbiddenRecheckMs ?? FORBIDDEN_RECHECK_MS)
-    }
+    const verdicts = config ? this.verdicts(actions.filter(({action}) => action !== 'stop').map(({feature}) => feature)) : new Map<string, Promise<string | undefined>>()
+    const refused = new Map<string, string>()
     for (const {feature, action, why} of actions) {
       if (action === 'stop' || action === 'restart') {
         await this.running.get(feature.name)?.instance.stop(shutdown ? {kind: 'shutdown', message: 'the operator is shutting down'} : why)
         this.running.delete(feature.name)
         this.logger.info(action === 'stop' ? 'feature stopped' : 'feature restarting with new settings', {feature: feature.name})
       }
-      if ((action === 'start' || action === 'restart') && config && !refused.has(feature.name)) {
+      if ((action === 'start' || action === 'restart') && config) {
+        const reason = await verdicts.get(feature.name)
+        if (reason !== undefined) {
+          refused.set(feature.name, reason)
+          if (this.forbidden.get(feature.name) !== reason) this.logger.warn('feature not started: the operator\'s RBAC lacks its rules', {feature: feature.name, reason})
+          continue
+        }
         const instance = feature.start(this.manager, config, isEstablished, context)
         this.running.set(feature.name, {settings: JSON.stringify(feature.settings(config, isEstablished)), instance})
         this.logger.info('feature started', {feature: feature.name})
       }
+    }
+    this.forbidden = refused
+    if (this.options.reviewer) {
+      this.manager.clock.clearTimeout(this.recheck)
+      // Checked again a while later: install may add the rules meanwhile (the OperatorConfig controller applies again).
+      if (refused.size > 0) this.recheck = this.manager.clock.setTimeout(() => context.changed(), this.options.forbiddenRecheckMs ?? FORBIDDEN_RECHECK_MS)
     }
     // Leftovers of an earlier run are released by the leader only (a standby writes nothing).
     if (config && leading && !only && !shutdown && !this.leftoversChecked) {

@@ -143,9 +143,9 @@ describe('FeatureSet with an access reviewer', () => {
     let granted = new Set([checkKey({group: '', resource: 'secrets', verb: 'get'}), checkKey({group: 'networking.k8s.io', resource: 'ingresses', verb: 'get'})])
     const asked: string[][] = []
     const reviewer = {
-      async denied(checks: readonly AccessCheck[]) {
+      review(checks: readonly AccessCheck[]) {
         asked.push(checks.map(describeCheck))
-        return checks.filter((c) => !granted.has(checkKey(c)))
+        return new Map(checks.map((c) => [checkKey(c), Promise.resolve(granted.has(checkKey(c)))]))
       },
     }
     const set = new FeatureSet(manager, gate, [secretsWriter, reader], silent as unknown as Logger, {reviewer, forbiddenRecheckMs: 30_000})
@@ -179,6 +179,30 @@ describe('FeatureSet with an access reviewer', () => {
     assert.deepEqual(probe(set).checks.features, {ok: true})
     await timers.advance(60_000)
     assert.equal(changes, 1, 'no more checks once nothing is refused')
+    await set.stopAll()
+  })
+  it('a feature starts as soon as its own checks are answered, while a later feature\'s reviews are still out', async () => {
+    const manager = {metrics: new OperatorMetrics({processMetrics: false}), namespace: 'ops', clock: new FakeTimers()} as unknown as Manager
+    const started: string[] = []
+    const feature = (name: string, resource: string): Feature<OperatorConfig> => ({
+      name, permissions: [{group: '', resource, verbs: ['get']}], enabled: () => true, settings: () => ({}),
+      start: () => {
+        started.push(name)
+        return {stop: async () => {}}
+      },
+    })
+    let answerNodes!: (allowed: boolean) => void
+    const nodesAnswer = new Promise<boolean>((resolve) => (answerNodes = resolve))
+    const reviewer = {
+      review: (checks: readonly AccessCheck[]) => new Map(checks.map((c) => [checkKey(c), c.resource === 'nodes' ? nodesAnswer : Promise.resolve(true)])),
+    }
+    const set = new FeatureSet(manager, gate, [feature('api-sync', 'secrets'), feature('host-discovery', 'nodes')], silent as unknown as Logger, {reviewer})
+    const applied = set.apply(config())
+    for (let i = 0; i < 10 && started.length === 0; i++) await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(started, ['api-sync'], 'started before the nodes review is answered')
+    answerNodes(true)
+    assert.deepEqual((await applied).map((s) => `${s.name} ${s.reason}`), ['api-sync Running', 'host-discovery Running'])
+    assert.deepEqual(started, ['api-sync', 'host-discovery'])
     await set.stopAll()
   })
 })
