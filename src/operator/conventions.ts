@@ -10,6 +10,8 @@ export const featureRoleName = (feature: string) => `${OPERATOR_NAME}:${feature}
 export const FIELD_MANAGER = 'polycrate-operator'
 export const DEFAULT_NAMESPACE = 'polycrate'
 export const OPERATOR_CONFIG_NAME = 'default'
+/** The API sync feature (and its controller): the OperatorConfig controller and /readyz refer to it by name. */
+export const API_SYNC_FEATURE = 'api-sync'
 export const LEADER_LEASE_NAME = 'polycrate-operator-leader'
 /**
  * An operator process without leader election (a laptop's `operator run`, the sandbox, a test) still says that it

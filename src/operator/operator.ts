@@ -4,7 +4,7 @@ import {EventRecorder} from '../kube/events.js'
 import {createOperatorConfigController, type OperatorConfigState} from './config/operator-config-controller.js'
 import type {OperatorConfig} from './config/operator-config.js'
 import {readiness} from './config/readiness.js'
-import {OPERATOR_NAME} from './conventions.js'
+import {API_SYNC_FEATURE, OPERATOR_NAME} from './conventions.js'
 import {FeatureSet, type Feature} from './runtime/feature.js'
 import {defaultFeatures} from './registry.js'
 import {ApiSession} from './agent/api-session.js'
@@ -66,7 +66,7 @@ export function createOperator(options: OperatorOptions): Operator {
   // Not a part of the Ready condition but of this replica's start: the DNS webhooks answer from the API session, so a
   // replica is not Ready (its Service sends it no call) until the API sync has given its first answer, connected or
   // why not. A restarted container would otherwise answer 503 "not connected" for the moment in between.
-  manager.addReadyzCheck('api-session', () => (features.isRunning('api-sync') && !api.answered
+  manager.addReadyzCheck('api-session', () => (features.isRunning(API_SYNC_FEATURE) && !api.answered
     ? {ok: false, message: 'the API sync has not given its first answer yet (connected to the Polycrate API, or why not)'}
     : {ok: true}))
   return {

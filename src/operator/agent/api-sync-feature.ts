@@ -15,13 +15,13 @@ import type {Feature, StopReason} from '../runtime/feature.js'
 import {READ} from '../permissions.js'
 import type {Manager} from '../runtime/manager.js'
 import type {ApiSession} from './api-session.js'
-import {OPERATOR_CONFIG_NAME} from '../conventions.js'
+import {API_SYNC_FEATURE, OPERATOR_CONFIG_NAME} from '../conventions.js'
 import {ApiSyncAgent, type SecretObject} from './api-sync-agent.js'
 
 
 export function createApiSyncFeature(session: ApiSession): Feature<OperatorConfig> {
   return {
-    name: 'api-sync',
+    name: API_SYNC_FEATURE,
     enabled: (config) => config.api_sync.enabled,
     permissions: [
       // The agent token Secret (watched by name through a field selector, so list and watch are needed).
@@ -40,7 +40,7 @@ export function createApiSyncFeature(session: ApiSession): Feature<OperatorConfi
 function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSession) {
   const namespace = manager.namespace
   const secretRef = credentialsSecret(config)
-  const builder = manager.controller('api-sync')
+  const builder = manager.controller(API_SYNC_FEATURE)
   const agentKey = `${namespace}/${OPERATOR_CONFIG_NAME}`
   // Only the token Secret, and the OperatorConfig's spec changes: both come to the one key.
   const secrets = builder.watches<SecretObject>({
@@ -53,7 +53,7 @@ function startApiSync(manager: Manager, config: OperatorConfig, session: ApiSess
     onUpdate: (old, next) => old.metadata?.generation !== next.metadata?.generation || !manager.isLeader,
   })
   const agent = new ApiSyncAgent({
-    manager, config, session, token: {namespace, ...secretRef}, secrets: secrets.cache, configs: configs.cache, events: manager.recorder('api-sync'),
+    manager, config, session, token: {namespace, ...secretRef}, secrets: secrets.cache, configs: configs.cache, events: manager.recorder(API_SYNC_FEATURE),
   })
   const running = builder.complete((context) => agent.reconcile(context), {maxConcurrentReconciles: 1, needLeaderElection: false})
   running.enqueue(agent.key)

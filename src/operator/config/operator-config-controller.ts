@@ -11,7 +11,7 @@ import {operatorConfigCrd, type OperatorConfigSpec, type OperatorConfigStatus} f
 import {API_VERSION, type CustomObject} from '../../crds/define.js'
 import type {KubeClient} from '../../kube/client.js'
 import type {EventRecorder} from '../../kube/events.js'
-import {OPERATOR_CONFIG_NAME} from '../conventions.js'
+import {API_SYNC_FEATURE, OPERATOR_CONFIG_NAME} from '../conventions.js'
 import type {FeatureSet} from '../runtime/feature.js'
 import {Controller, type ReconcileContext} from '../runtime/controller.js'
 import type {CrdGate} from '../runtime/crd-gate.js'
@@ -59,7 +59,7 @@ export class OperatorConfigState {
 }
 
 /** The features that run on an OperatorConfig that was never valid, when its api_sync section is. */
-const API_SYNC_ONLY: ReadonlySet<string> = new Set(['api-sync'])
+const API_SYNC_ONLY: ReadonlySet<string> = new Set([API_SYNC_FEATURE])
 
 /** The configuration of the api_sync (and local_cluster) sections alone, when they are valid by themselves. */
 export function apiSyncSection(spec: OperatorConfigSpec | undefined): OperatorConfig | undefined {
