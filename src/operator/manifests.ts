@@ -66,7 +66,6 @@ export interface ManifestOptions {
 
 /** The block's default requests and limits (raised for CNPG backup discovery on large clusters). */
 export const DEFAULT_OPERATOR_RESOURCES = {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1000m', memory: '1Gi'}} as const
-/** How long a terminating replica keeps serving (preStop sleep) so that kube-proxy drops it from the Services first. */
 /**
  * V8 settings of the operator's container (env NODE_OPTIONS): young-generation semi-spaces of 4 MiB. Node derives them
  * from the container's memory limit (docs/memory.md): 4 MiB under the default 1Gi, but 16 MiB from a 4Gi limit up and
@@ -77,6 +76,7 @@ export const DEFAULT_OPERATOR_RESOURCES = {requests: {cpu: '100m', memory: '256M
  */
 export const OPERATOR_NODE_OPTIONS = '--max-semi-space-size=4'
 
+/** How long a terminating replica keeps serving (preStop sleep) so that kube-proxy drops it from the Services first. */
 export const PRE_STOP_SLEEP_SECONDS = 5
 /** The operator's own graceful shutdown budget (drain the queues, release the lease) after SIGTERM. */
 export const GRACEFUL_SHUTDOWN_SECONDS = 30

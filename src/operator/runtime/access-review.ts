@@ -95,13 +95,6 @@ export class SelfAccessReviewer {
     return answers
   }
 
-  /** The checks the apiserver denies, in their order. */
-  async denied(checks: readonly AccessCheck[]): Promise<AccessCheck[]> {
-    const answers = this.review(checks)
-    const allowed = await Promise.all(checks.map((check) => answers.get(checkKey(check))!))
-    return checks.filter((_, i) => !allowed[i])
-  }
-
   private async allowed(check: AccessCheck): Promise<boolean> {
     this.reviews.sent++
     try {
