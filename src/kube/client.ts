@@ -5,7 +5,6 @@
  */
 import http from 'node:http'
 import https from 'node:https'
-import type {Readable} from 'node:stream'
 import {sleep, systemClock, type Clock} from '../lib/clock.js'
 import {userAgentFor} from '../lib/request-origin.js'
 import {checkFence, WriteFencedError, type WriteFence} from '../lib/write-fence.js'
@@ -325,10 +324,30 @@ export function retryAfterMs(status: number, retryAfter: string | string[] | und
   return Math.min(Number(value), 10) * 1000
 }
 
-async function readAll(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+/**
+ * The whole answer as text. Read with the response's events rather than `for await`: an async iterator adds a
+ * stream-finished watcher and promises per chunk to every request (issue 36's profile: ~2 % of the operator's CPU in
+ * a burst). An answer cut before its end (the connection reset mid-body, or the request aborted then) rejects with
+ * ECONNRESET, as it did.
+ */
+function readAll(response: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const cut = () => reject(Object.assign(new Error('the connection ended before the whole answer'), {code: 'ECONNRESET'}))
+    if (response.destroyed) return cut()
+    const chunks: Buffer[] = []
+    response.on('data', (chunk: Buffer) => chunks.push(chunk))
+    response.on('error', reject)
+    response.on('close', () => {
+      if (!response.complete) cut()
+    })
+    response.on('end', () => {
+      try {
+        resolve(Buffer.concat(chunks).toString('utf8'))
+      } catch (error) {
+        reject(error)
+      }
+    })
+  })
 }
 
 function apiErrorFrom(status: number, text: string): KubeApiError {

@@ -153,4 +153,49 @@ describe('KubeClient connections', () => {
       }
     })
   })
+  describe('an answer that does not arrive whole', () => {
+    /** A plain HTTP server that sends the headers and half of a 2,000-byte body, then resets or stalls. */
+    async function halfBody(then: 'reset' | 'stall') {
+      const plain = http.createServer((_request, response) => {
+        response.writeHead(200, {'content-type': 'application/json', 'content-length': '2000'})
+        response.write(`{"kind":"Namespace","pad":"${'x'.repeat(950)}`)
+        if (then === 'reset') setTimeout(() => response.socket?.destroy(), 20)
+      })
+      await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
+      const file = path.join(dir, `${Math.random().toString(16).slice(2)}.yaml`)
+      await writeFile(file, yaml.dump({
+        apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
+        clusters: [{name: 'test', cluster: {server: `http://127.0.0.1:${(plain.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true}}],
+        users: [{name: 'user', user: {token: 'secret-token'}}],
+        contexts: [{name: 'test', context: {cluster: 'test', user: 'user'}}],
+      }))
+      const client = KubeClient.from(loadKubeConfig({kubeconfig: file}))
+      return {client, async close() {
+        client.close()
+        plain.closeAllConnections()
+        await new Promise((resolve) => plain.close(resolve))
+      }}
+    }
+
+    it('cut mid-body: the request rejects with ECONNRESET', async () => {
+      const server = await halfBody('reset')
+      try {
+        await assert.rejects(server.client.request({path: '/api/v1/namespaces/x'}), (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET')
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('aborted mid-body: the request rejects at once, the rest of the answer never comes', async () => {
+      const server = await halfBody('stall')
+      try {
+        const abort = new AbortController()
+        setTimeout(() => abort.abort(), 50)
+        await assert.rejects(server.client.request({path: '/api/v1/namespaces/x', signal: abort.signal}), (error: NodeJS.ErrnoException) => error.name === 'AbortError' || error.code === 'ECONNRESET')
+        assert.ok(abort.signal.aborted)
+      } finally {
+        await server.close()
+      }
+    })
+  })
 })
