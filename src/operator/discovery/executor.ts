@@ -43,12 +43,18 @@ export interface ExecuteContext {
   logger: Logger
 }
 
+/** The actions whose 404 means the object they write to is gone, which makes them moot. */
+const MOOT_WHEN_GONE: ReadonlySet<Action['type']> = new Set(['delete', 'releaseSyncFinalizer', 'removeSourceFinalizer', 'applyStatus', 'markOrphan', 'clearOrphanMark'])
+
 /**
  * A failed action that is no failure: what it deletes or releases is gone already (a source gone while our finalizer
- * was being removed took the finalizer with it: a reconcile from a cache that had not seen the removal yet).
+ * was being removed took the finalizer with it: a reconcile from a cache that had not seen the removal yet), or the
+ * CR whose status or orphan mark it writes was deleted meanwhile (its deletion reconciles the group again, which
+ * applies it anew if it is still wanted). Not an apply's 404: that creates, so a 404 is a real problem (its namespace
+ * or its CRD gone).
  */
 export function alreadyDone(action: Action, error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 404 && (action.type === 'delete' || action.type === 'releaseSyncFinalizer' || action.type === 'removeSourceFinalizer')
+  return error instanceof KubeApiError && error.status === 404 && MOOT_WHEN_GONE.has(action.type)
 }
 
 /** Runs the plan: source finalizers first, then CR writes, then releases; each action on its own. */
