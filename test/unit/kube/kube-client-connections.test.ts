@@ -98,6 +98,19 @@ describe('KubeClient connections', () => {
     }
   })
 
+  /** Listens with a plain HTTP server and gives a KubeClient for it (a kubeconfig with a token). */
+  async function clientOf(plain: http.Server): Promise<KubeClient> {
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
+    const file = path.join(dir, `${Math.random().toString(16).slice(2)}.yaml`)
+    await writeFile(file, yaml.dump({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
+      clusters: [{name: 'test', cluster: {server: `http://127.0.0.1:${(plain.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true}}],
+      users: [{name: 'user', user: {token: 'secret-token'}}],
+      contexts: [{name: 'test', context: {cluster: 'test', user: 'user'}}],
+    }))
+    return KubeClient.from(loadKubeConfig({kubeconfig: file}))
+  }
+
   describe('a pooled connection the server closed as idle (the keep-alive race)', () => {
     /**
      * A plain HTTP server that drops the connection without an answer when a request arrives as the `drop`-th on its
@@ -115,15 +128,7 @@ describe('KubeClient connections', () => {
         response.setHeader('content-type', 'application/json')
         response.end(JSON.stringify({kind: 'Namespace', metadata: {name: 'x'}}))
       })
-      await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
-      const file = path.join(dir, `${Math.random().toString(16).slice(2)}.yaml`)
-      await writeFile(file, yaml.dump({
-        apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
-        clusters: [{name: 'test', cluster: {server: `http://127.0.0.1:${(plain.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true}}],
-        users: [{name: 'user', user: {token: 'secret-token'}}],
-        contexts: [{name: 'test', context: {cluster: 'test', user: 'user'}}],
-      }))
-      const client = KubeClient.from(loadKubeConfig({kubeconfig: file}))
+      const client = await clientOf(plain)
       return {client, seen, async close() {
         client.close()
         plain.closeAllConnections()
@@ -161,15 +166,7 @@ describe('KubeClient connections', () => {
         response.write(`{"kind":"Namespace","pad":"${'x'.repeat(950)}`)
         if (then === 'reset') setTimeout(() => response.socket?.destroy(), 20)
       })
-      await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
-      const file = path.join(dir, `${Math.random().toString(16).slice(2)}.yaml`)
-      await writeFile(file, yaml.dump({
-        apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
-        clusters: [{name: 'test', cluster: {server: `http://127.0.0.1:${(plain.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true}}],
-        users: [{name: 'user', user: {token: 'secret-token'}}],
-        contexts: [{name: 'test', context: {cluster: 'test', user: 'user'}}],
-      }))
-      const client = KubeClient.from(loadKubeConfig({kubeconfig: file}))
+      const client = await clientOf(plain)
       return {client, async close() {
         client.close()
         plain.closeAllConnections()
