@@ -18,6 +18,19 @@ describe('readWatchEvents', () => {
     assert.deepEqual(seen.map((e) => [e.type, e.object.metadata?.resourceVersion]), [['ADDED', '1'], ['MODIFIED', '2'], ['BOOKMARK', '3']])
   })
 
+  it('a chunk that ends inside a multi-byte UTF-8 character: the value arrives whole, not as U+FFFD', async () => {
+    const stream = new PassThrough()
+    const seen: WatchEvent[] = []
+    const done = readWatchEvents(stream, 1000, (e) => seen.push(e))
+    const bytes = Buffer.from(JSON.stringify({type: 'ADDED', object: {metadata: {name: 'a', annotations: {team: 'Grüße aus 東京'}}}}) + '\n')
+    const cut = bytes.indexOf(Buffer.from('東')) + 1 // inside the three bytes of 東
+    stream.write(bytes.subarray(0, cut))
+    stream.write(bytes.subarray(cut, cut + 1))
+    stream.end(bytes.subarray(cut + 1))
+    await done
+    assert.deepEqual(seen.map((e) => e.object.metadata?.annotations?.team), ['Grüße aus 東京'])
+  })
+
   it('an in-stream 410 ERROR means: relist', async () => {
     const stream = new PassThrough()
     const done = readWatchEvents(stream, 1000, () => {})
