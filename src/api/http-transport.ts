@@ -11,6 +11,7 @@
  */
 import http, {type IncomingMessage} from 'node:http'
 import https from 'node:https'
+import {readBody} from '../lib/http-body.js'
 
 export interface TransportInit {
   method: string
@@ -86,21 +87,13 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
       agent,
       headers: body === undefined ? headers : {...headers, 'content-length': String(Buffer.byteLength(body))},
     }, (response: IncomingMessage) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.on('error', fail)
-      response.on('close', () => {
-        if (!response.complete) fail(Object.assign(new Error('the connection ended before the whole answer'), {code: 'ECONNRESET'}))
-      })
-      response.on('end', () => finish(() => {
-        // In a listener: what throws here must reject the call, not escape as an uncaught exception.
+      readBody(response).then((text) => finish(() => {
         try {
-          const text = Buffer.concat(chunks).toString('utf8')
           resolve({status: response.statusCode ?? 0, headers: headersOf(response), text: () => Promise.resolve(text)})
         } catch (error) {
           reject(error)
         }
-      }))
+      }), fail)
     })
     request.on('error', fail)
     request.end(body)

@@ -6,6 +6,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import {sleep, systemClock, type Clock} from '../lib/clock.js'
+import {readBody} from '../lib/http-body.js'
 import {userAgentFor} from '../lib/request-origin.js'
 import {checkFence, WriteFencedError, type WriteFence} from '../lib/write-fence.js'
 import {operatorVersion} from '../version.js'
@@ -162,7 +163,7 @@ export class KubeClient {
 
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const response = await this.open(options)
-    const text = await readAll(response)
+    const text = await readBody(response)
     const status = response.statusCode ?? 0
     if (status >= 400) throw apiErrorFrom(status, text)
     return (text.length > 0 ? JSON.parse(text) : undefined) as T
@@ -172,7 +173,7 @@ export class KubeClient {
   async stream(options: RequestOptions): Promise<http.IncomingMessage> {
     const response = await this.open(options)
     const status = response.statusCode ?? 0
-    if (status >= 400) throw apiErrorFrom(status, await readAll(response))
+    if (status >= 400) throw apiErrorFrom(status, await readBody(response))
     return response
   }
 
@@ -322,32 +323,6 @@ export function retryAfterMs(status: number, retryAfter: string | string[] | und
   const value = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
   if (value === undefined || !/^\d+$/.test(value.trim())) return undefined
   return Math.min(Number(value), 10) * 1000
-}
-
-/**
- * The whole answer as text. Read with the response's events rather than `for await`: an async iterator adds a
- * stream-finished watcher and promises per chunk to every request (issue 36's profile of a burst: the watcher alone
- * was 0.8 % of the operator's busy time). An answer cut before its end (the connection reset mid-body, or the request aborted then) rejects with
- * ECONNRESET, as it did.
- */
-function readAll(response: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const cut = () => reject(Object.assign(new Error('the connection ended before the whole answer'), {code: 'ECONNRESET'}))
-    if (response.destroyed) return cut()
-    const chunks: Buffer[] = []
-    response.on('data', (chunk: Buffer) => chunks.push(chunk))
-    response.on('error', reject)
-    response.on('close', () => {
-      if (!response.complete) cut()
-    })
-    response.on('end', () => {
-      try {
-        resolve(Buffer.concat(chunks).toString('utf8'))
-      } catch (error) {
-        reject(error)
-      }
-    })
-  })
 }
 
 function apiErrorFrom(status: number, text: string): KubeApiError {
