@@ -100,6 +100,12 @@ export type SourceKnowledge = 'present' | 'deleted' | 'unknown'
 export interface PlanInput {
   desired: DesiredState
   current: readonly CurrentObject[]
+  /**
+   * CRs of this group that another group's source wins now and takes over with its next apply. One still owned by a
+   * source of this group keeps that source's finalizer: released earlier, a deleted source goes, and the garbage
+   * collector deletes the CR before the winner's apply has replaced its owner (a new CR, a new API endpoint).
+   */
+  handingOver?: readonly CurrentObject[]
   /** The cached state of each source in `desired.sources` (undefined: not in the cache). */
   sourceState(ref: ObjectRef): CurrentSource | undefined
   /** Whether a CR's source is cached, was seen deleted by this process, or neither. */
@@ -227,14 +233,16 @@ export function planDiscovery(input: PlanInput): Plan {
     }
   }
 
-  // Release sources that want no CRs any more, once their CRs are gone.
+  // Release sources that want no CRs any more, once their CRs are gone or handed over.
+  const ownersHandingOver = new Set((input.handingOver ?? []).flatMap((object) => object.ownerUids))
   for (const decision of input.desired.sources) {
     const finalizer = input.sourceFinalizer(decision.ref.kind)
     const state = input.sourceState(decision.ref)
     if (!finalizer || !state || !state.finalizers.includes(finalizer)) continue
     const want = decision.managed && !state.deleting && sourcesWithObjects(decision.ref)
     if (want) continue
-    if (!withCurrent.has(refKey(decision.ref))) actions.push({type: 'removeSourceFinalizer', source: state, finalizer})
+    const handingOver = decision.ref.uid !== undefined && ownersHandingOver.has(decision.ref.uid)
+    if (!withCurrent.has(refKey(decision.ref)) && !handingOver) actions.push({type: 'removeSourceFinalizer', source: state, finalizer})
     else requeue(1000)
   }
 

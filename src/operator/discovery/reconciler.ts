@@ -178,7 +178,8 @@ export class DiscoveryReconciler<S> {
     const now = this.options.clock.now()
     const desired = await this.desired(group, now, signal)
     await this.options.reported.report(this.options.events, desired, (ref) => this.options.sources.object(ref))
-    const plan = this.plan(desired, this.current(group, desired), now)
+    const {current, handingOver} = this.current(group, desired)
+    const plan = this.plan(desired, current, handingOver, now)
     const failures = await execute(plan.actions, {
       client: this.options.client,
       signal,
@@ -229,26 +230,36 @@ export class DiscoveryReconciler<S> {
       : found
   }
 
-  /** The group's CRs, except those another group claims now: that group is reconciled and takes them over. */
-  private current(group: string, desired: DesiredState): CurrentObject[] {
+  /**
+   * The group's CRs, except those another group claims now (`handingOver`): that group is reconciled and takes them
+   * over, and until its apply has replaced their owner they hold this group's source finalizer (the plan's rule).
+   */
+  private current(group: string, desired: DesiredState): {current: CurrentObject[]; handingOver: CurrentObject[]} {
     const {declaration, sources, settings} = this.options
     const wanted = new Set(desired.objects.map(crKey))
     const current: CurrentObject[] = []
+    const handingOver: CurrentObject[] = []
     for (const object of this.options.targets.byIndex(this.options.groupIndex, group)) {
       const takenOver = !wanted.has(objectKey(object)) && !object.metadata.deletionTimestamp
         ? declaration.claimedElsewhere?.(object, sources.caches, settings.own)
         : undefined
-      if (takenOver !== undefined && takenOver !== group) this.options.enqueue(takenOver)
-      else current.push(toCurrent(object, declaration.targetSource(object)))
+      const cached = toCurrent(object, declaration.targetSource(object))
+      if (takenOver !== undefined && takenOver !== group) {
+        this.options.enqueue(takenOver)
+        handingOver.push(cached)
+      } else {
+        current.push(cached)
+      }
     }
-    return current
+    return {current, handingOver}
   }
 
-  private plan(desired: DesiredState, current: CurrentObject[], now: number): {actions: Action[]; requeueAfterMs?: number} {
+  private plan(desired: DesiredState, current: CurrentObject[], handingOver: CurrentObject[], now: number): {actions: Action[]; requeueAfterMs?: number} {
     const {declaration, sources, settings, applied} = this.options
     return planDiscovery({
       desired,
       current,
+      handingOver,
       sourceState: (ref) => sources.state(ref),
       sourceKnowledge: (ref) => sources.knowledge(ref),
       sourceFinalizer: (kind) => sources.finalizerOf(kind),

@@ -78,6 +78,7 @@ interface Scenario {
   objects?: DesiredObject[]
   sources?: SourceDecision[]
   current?: CurrentObject[]
+  handingOver?: CurrentObject[]
   /** Cached source states, by source name. */
   cached?: CurrentSource[]
   /** sourceKnowledge by source name (default 'unknown'). */
@@ -92,6 +93,7 @@ function input(scenario: Scenario = {}): PlanInput {
   return {
     desired: {objects: scenario.objects ?? [], problems: [], sources: scenario.sources ?? []},
     current: scenario.current ?? [],
+    handingOver: scenario.handingOver,
     sourceState: (r) => cached.find((state) => sameRef(state.ref, r)),
     sourceKnowledge: (r) => scenario.knowledge?.[r.name] ?? 'unknown',
     sourceFinalizer: (kind) => (kind === 'Ingress' ? SOURCE_FINALIZER : undefined),
@@ -460,6 +462,17 @@ describe('discovery plan: planDiscovery (table)', () => {
       scenario: {current: [leftover('b', {deleting: true})], sources: [unmanaged('ing')], cached: [sourceState('ing', {finalizers: [SOURCE_FINALIZER]})]},
       actions: [],
       requeueAfterMs: 1000,
+    },
+    {
+      name: 'a deleting source whose CR another source takes over keeps its finalizer while it still owns the CR (else the garbage collector deletes it)',
+      scenario: {handingOver: [leftover('b')], sources: [managed('ing')], cached: [sourceState('ing', {deleting: true, finalizers: [SOURCE_FINALIZER]})]},
+      actions: [],
+      requeueAfterMs: 1000,
+    },
+    {
+      name: 'a CR handed over and owned by the winner alone no longer holds the loser\'s finalizer',
+      scenario: {handingOver: [leftover('b', {ownerUids: ['uid-route']})], sources: [managed('ing')], cached: [sourceState('ing', {deleting: true, finalizers: [SOURCE_FINALIZER]})]},
+      actions: [`removeSourceFinalizer Ingress/ing ${SOURCE_FINALIZER}`],
     },
     {
       name: 'CRs of other sources do not hold a source\'s finalizer',
