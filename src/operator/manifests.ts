@@ -77,7 +77,7 @@ export const DEFAULT_OPERATOR_RESOURCES = {requests: {cpu: '100m', memory: '256M
 export const OPERATOR_NODE_OPTIONS = '--max-semi-space-size=4'
 
 /** How long a terminating replica keeps serving (preStop sleep) so that kube-proxy drops it from the Services first. */
-export const PRE_STOP_SLEEP_SECONDS = 5
+export const PRE_STOP_SLEEP_SECONDS = 10
 /** The operator's own graceful shutdown budget (drain the queues, release the lease) after SIGTERM. */
 export const GRACEFUL_SHUTDOWN_SECONDS = 30
 /** preStop sleep + graceful shutdown + a margin for the kubelet. */

@@ -383,7 +383,7 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
    * and records, and a DNS01 Present + CleanUp with kube-apiserver's front-proxy client certificate, as the aggregator
    * sends it. Returns the counts.
    */
-  async function callWebhooksUntil(done: Promise<unknown>) {
+  async function callWebhooksUntil(done: Promise<unknown>, since = Date.now()) {
     const service = await client.get<Service>(refs.service('polycrate-operator'))
     const host = service.spec.clusterIP
     const frontProxy = cluster.frontProxy.client
@@ -398,7 +398,12 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
         if (!ok(answer)) throw new Error(`${answer.status} ${answer.body.slice(0, 200)}`)
       } catch (error) {
         counts.failed++
-        counts.errors.push(`${what}: ${(error as Error).message}`)
+        // When (since the replica was taken away) and where the Service's endpoints stood then: a failure names its window.
+        const at = ((Date.now() - since) / 1000).toFixed(1)
+        const slices = await client.request<{items: Array<{endpoints?: Array<{addresses: string[]; conditions?: Record<string, boolean>}>}>}>({path: `/apis/discovery.k8s.io/v1/namespaces/${NAMESPACE}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dpolycrate-operator`})
+          .then((list) => list.items.flatMap((slice) => slice.endpoints ?? []).map((endpoint) => `${endpoint.addresses.join(',')} ${JSON.stringify(endpoint.conditions)}`).join('; '))
+          .catch((sliceError: Error) => `not read: ${sliceError.message}`)
+        counts.errors.push(`${what}: ${(error as Error).message} (at +${at} s; the Service's endpoints then: ${slices})`)
       }
     }
     let i = 0
@@ -444,7 +449,7 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
       const states = (await pods()).map((pod) => `${pod.metadata!.name} ready=${isReady(pod)} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => ({restarts: (c as {restartCount?: number}).restartCount, state: (c as {state?: unknown}).state})))}`)
       throw new Error(`${error.message}; lease: ${JSON.stringify(lease?.spec)}; Pods: ${states.join('; ')}`)
     })
-    const calls = callWebhooksUntil(newLeader.then(() => new Promise((resolve) => setTimeout(resolve, 3000))))
+    const calls = callWebhooksUntil(newLeader.then(() => new Promise((resolve) => setTimeout(resolve, 3000))), startedAt)
     await goes(leader)
     await createIngress(ingress, `${ingress}.in-cluster.example`)
     const winner = await newLeader

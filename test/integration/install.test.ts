@@ -18,6 +18,7 @@ import {applyCrd, installCrds, waitEstablished} from '../../src/kube/crd-install
 import {finalizers, installedBy} from '../../src/operator/conventions.js'
 import type {ObjectResult} from '../../src/operator/install/cluster-objects.js'
 import {installOperator} from '../../src/operator/install/install.js'
+import {PRE_STOP_SLEEP_SECONDS} from '../../src/operator/manifests.js'
 import {installPlan} from '../../src/operator/install/objects.js'
 import {alertRuleGroups} from '../../src/operator/install/alerts.js'
 import {operatorPermissions} from '../../src/operator/operator.js'
@@ -132,8 +133,8 @@ describe('polycrate operator install / uninstall (real apiserver)', function () 
     assert.deepEqual(pod.imagePullSecrets, [{name: 'polycrate-registry'}])
     assert.deepEqual(pod.containers[0]!.securityContext.capabilities, {drop: ['ALL'], add: ['NET_RAW']})
     assert.deepEqual(pod.containers[0]!.resources, {requests: {cpu: '100m', memory: '256Mi'}, limits: {cpu: '1', memory: '2Gi'}})
-    assert.deepEqual(pod.containers[0]!.lifecycle, {preStop: {sleep: {seconds: 5}}})
-    assert.ok(pod.terminationGracePeriodSeconds >= 35)
+    assert.deepEqual(pod.containers[0]!.lifecycle, {preStop: {sleep: {seconds: PRE_STOP_SLEEP_SECONDS}}})
+    assert.ok(pod.terminationGracePeriodSeconds >= PRE_STOP_SLEEP_SECONDS + 30)
 
     const token = await client.get<KubeObject & {data: Record<string, string>}>(refs.secret(namespace, 'polycrate-api-token'))
     assert.equal(Buffer.from(token.data.token!, 'base64').toString(), TOKEN)
