@@ -3,6 +3,7 @@
  * the check succeeds only once the received text contains it (read until it does, the peer closes, or timeout).
  */
 import {Socket, isIP} from 'node:net'
+import {StringDecoder} from 'node:string_decoder'
 import {connect as tlsConnect, type TLSSocket} from 'node:tls'
 import type {CheckResultInput} from '../../api/index.js'
 import type {ProbeOptions} from './http-check.js'
@@ -54,8 +55,10 @@ export async function tcpCheck(endpointId: string, plan: TcpPlan, options: Probe
       if (!plan.expectedResponse) bannerWait = clock.setTimeout(() => finish(), BANNER_WAIT_MS)
     }
     socket.once(plan.tls ? 'secureConnect' : 'connect', onConnected)
+    // A chunk may end inside a multi-byte character: the decoder keeps its first bytes for the next chunk.
+    const decoder = new StringDecoder('utf8')
     socket.on('data', (chunk: Buffer) => {
-      if (banner.length < BANNER_LIMIT) banner = (banner + chunk.toString('utf8')).slice(0, BANNER_LIMIT)
+      if (banner.length < BANNER_LIMIT) banner = (banner + decoder.write(chunk)).slice(0, BANNER_LIMIT)
       if (plan.expectedResponse && banner.includes(plan.expectedResponse)) finish()
     })
     socket.on('end', () => finish(plan.expectedResponse ? new CheckFailure('response', 'RESPONSE_MISMATCH', 'the peer closed without sending the expected response') : undefined))

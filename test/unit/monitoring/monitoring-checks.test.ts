@@ -2,6 +2,7 @@
  * The checks against real servers on loopback started here: every result field compared with what the server did.
  */
 import assert from 'node:assert/strict'
+import {createServer, type AddressInfo} from 'node:net'
 import {constants} from 'node:os'
 import {runCheck} from '../../../src/operator/monitoring/agent.js'
 import type {PingRunner} from '../../../src/operator/monitoring/icmp-check.js'
@@ -290,6 +291,25 @@ describe('monitoring checks: TCP', () => {
     assert.equal(result.tcp_banner, 'SSH-2.0-TestServer_1.0')
     assert.equal(result.http_error_category, 'response')
     assert.equal(result.error_name, 'RESPONSE_MISMATCH')
+  })
+
+  it('a character split across two TCP segments is read whole: the expected response matches, the banner has no U+FFFD', async () => {
+    const text = Buffer.from('220 Grüße ✓ bereit\r\n')
+    const cut = text.indexOf(Buffer.from('✓')) + 1 // inside the three bytes of ✓
+    const server = createServer((socket) => {
+      socket.setNoDelay(true)
+      socket.write(text.subarray(0, cut))
+      setTimeout(() => socket.write(text.subarray(cut)), 50)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const {result} = await check(endpoint('tcp', (server.address() as AddressInfo).port, {expected_response: 'Grüße ✓ bereit'}))
+      assert.equal(result.success, true)
+      assert.equal(result.tcp_response_matched, true)
+      assert.equal(result.tcp_banner, '220 Grüße ✓ bereit')
+    } finally {
+      server.close()
+    }
   })
 
   it('no expected response: connected is enough', async () => {
