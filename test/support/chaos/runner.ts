@@ -546,7 +546,7 @@ export async function runCase(workload: Workload, fault: Fault, options: RunOpti
     const left = await emptyCaseNamespace(client, namespace, uncovered, Date.now() + 60_000)
     if (left.length) log(`cleanup: still there after 60 s: ${left.slice(0, 5).join(', ')}`)
     if (process.env.CHAOS_DEBUG) log(`end state:\n${state.map((o) => `${o.key} ${JSON.stringify(o.value)}`).join('\n')}`)
-    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-6000)}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
+    if (process.env.CHAOS_DEBUG) log(`operator output:\n${operator?.rawOutput().slice(-Number(process.env.CHAOS_DEBUG_CHARS ?? 6000))}\nwrites through the proxy:\n${proxy.log.filter(wrote).map((e) => `${e.at} ${e.verb} ${e.resource} ${e.namespace ?? ''}/${e.name ?? ''}`).join('\n')}`)
     const apiRequests = {writes: 0, reads: 0}
     for (const entry of apiProxy.log) {
       const kind = requestClass(entry.method, entry.path)

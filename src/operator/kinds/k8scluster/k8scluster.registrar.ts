@@ -56,6 +56,14 @@ export function createdByCr(cluster: Pick<K8sCluster, 'annotations'>, uid: strin
   return uid !== undefined && typeof marks === 'object' && marks !== null && (marks as Record<string, unknown>)[annotations.k8sClusterCreatedBy] === uid
 }
 
+/** Whether the API cluster's fields that the CR sets differ from the payload (pure); undefined: not read. */
+export function clusterDrifted(cluster: K8sCluster | undefined, payload: ReturnType<typeof clusterPayload>): boolean {
+  if (!cluster) return false
+  return (cluster.display_name ?? '') !== payload.display_name ||
+    (cluster.description ?? '') !== payload.description ||
+    (payload.kubernetes_version !== undefined && cluster.kubernetes_version !== payload.kubernetes_version)
+}
+
 /** The CR's Registered=True condition, if it has one. */
 export function registeredCondition(object: ClusterObject): Condition | undefined {
   const registered = findStatusCondition(object.status?.conditions as Condition[] | undefined, conditionTypes.registered)
@@ -208,7 +216,13 @@ export class K8sClusterRegistrar {
     const payload = clusterPayload(name, object.spec, kubernetesVersion)
     let id = object.status?.apiID as string | undefined
     let how = registeredCondition(object)?.reason ?? 'Adopted'
-    if (id && !(await api.k8sClusters.findOne({workspaces: identity.workspaceId}, {signal}).then((found) => found?.id === id))) id = undefined
+    /** The API cluster as read in this reconcile. */
+    let inApi: K8sCluster | undefined
+    if (id) {
+      const found = await api.k8sClusters.findOne({workspaces: identity.workspaceId}, {signal})
+      if (found?.id === id) inApi = found
+      else id = undefined
+    }
     if (!id) {
       // The create marks the cluster as this CR's (its uid in the API object's annotations), in the same request:
       // a cluster this CR created in an attempt whose answer or status write got lost (a crash between the two) is
@@ -223,6 +237,7 @@ export class K8sClusterRegistrar {
         ? {object: known, created: false}
         : await adoptOrCreate(api.k8sClusters, {lookup: {workspaces: identity.workspaceId}, body, signal, clock: this.options.clock})
       id = found.id
+      inApi = found
       const ours = created || createdByCr(found, uid)
       how = ours ? 'Created' : 'Adopted'
       await this.options.events.record(object, 'Normal', ours ? 'ClusterCreated' : 'ClusterAdopted', ours
@@ -230,7 +245,9 @@ export class K8sClusterRegistrar {
         : `The workspace's cluster ${id} in the Polycrate API was adopted; its display name and description now come from this CR.`)
     }
     const hash = configHash(payload)
-    const wrote = hash !== object.status?.configHash || id !== object.status?.apiID
+    // Level-triggered: the API cluster as read, not only the hash of the last write, says whether to write. A write
+    // of the CR that held the slot before, answered late (or retried) after this one, leaves its payload in the API.
+    const wrote = hash !== object.status?.configHash || id !== object.status?.apiID || clusterDrifted(inApi, payload)
     // As the generic sync does: the recorded hash goes before an update of another payload, so a process that dies
     // (or loses the answer) between the update and the status write cannot leave the old hash beside the new payload,
     // which would keep a spec that returns to the old payload from ever being pushed again.

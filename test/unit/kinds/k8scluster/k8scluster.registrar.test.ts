@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import {KubeApiError, type KubeClient, type ResourceRef} from '../../../../src/kube/client.js'
 import {silentLogger} from '../../../../src/lib/logger.js'
 import {ObjectCache} from '../../../../src/operator/runtime/cache.js'
-import {clusterStatus, createdByCr, K8sClusterRegistrar, slotCandidates, type ClusterObject, type Probe, type Registration} from '../../../../src/operator/kinds/k8scluster/k8scluster.registrar.js'
+import {clusterDrifted, clusterStatus, createdByCr, K8sClusterRegistrar, slotCandidates, type ClusterObject, type Probe, type Registration} from '../../../../src/operator/kinds/k8scluster/k8scluster.registrar.js'
 import {annotations} from '../../../../src/operator/conventions.js'
 import type {ApiSession} from '../../../../src/operator/agent/api-session.js'
 
@@ -130,10 +130,12 @@ describe('K8sCluster registrar (the parts of its reconcile)', () => {
             stored.push(made)
             return made
           },
-          async update(id: string) {
+          async update(id: string, body: Record<string, unknown>) {
             apiCalls.push(`update ${id} after ${patches.length} patches`)
+            const found = stored.find((c) => c.id === id)
+            Object.assign(found ?? {}, body)
             if (options.updateAnswerLost) throw new Error('socket hang up (the update was applied, its answer lost)')
-            return stored.find((c) => c.id === id)
+            return found
           },
           async delete(id: string) {
             apiCalls.push(`delete ${id}`)
@@ -165,15 +167,41 @@ describe('K8sCluster registrar (the parts of its reconcile)', () => {
           if (updateAnswerLost) assert.deepEqual([last.syncStatus, last.configHash], ['error', null], 'the old hash written back')
           else assert.ok(last.syncStatus === 'synced' && typeof last.configHash === 'string' && last.configHash !== status.configHash)
         }
-        // The same payload again: no clearing, no update.
-        const {registrar, clusters, patches, apiCalls} = registrarWith([{id: 'c1', name: 'prod', annotations: {[annotations.k8sClusterCreatedBy]: 'u1'}}], 'c1')
+        // The same payload again (and in the API): no clearing, no update.
         const first = registrarWith([{id: 'c1', name: 'prod', annotations: {[annotations.k8sClusterCreatedBy]: 'u1'}}], 'c1')
         first.clusters.upsert(cr('u1', status))
         await first.registrar.reconcile({key: 'ns/prod', logger: silentLogger, signal: new AbortController().signal})
+        const {registrar, clusters, patches, apiCalls} = registrarWith(first.stored, 'c1')
         clusters.upsert(cr('u1', {...status, configHash: (first.patches.at(-1)!.status as {configHash: string}).configHash}))
         await registrar.reconcile({key: 'ns/prod', logger: silentLogger, signal: new AbortController().signal})
         assert.ok(!apiCalls.some((call) => call.startsWith('update')), 'updated an unchanged payload')
         assert.ok(!patches.some((patch) => (patch.status as {configHash?: unknown} | undefined)?.configHash === null), 'cleared the hash of an unchanged payload')
+      })
+
+      it('the recorded hash matches, the API cluster does not (a write of the slot\'s previous holder answered after this CR\'s): updated again', async () => {
+        const first = registrarWith([{id: 'c1', name: 'prod', annotations: {[annotations.k8sClusterCreatedBy]: 'u1'}}], 'c1')
+        first.clusters.upsert(cr('u1', {phase: 'Ready', ...registered}))
+        await first.registrar.reconcile({key: 'ns/prod', logger: silentLogger, signal: new AbortController().signal})
+        const synced = first.patches.findLast((p) => p.status)!.status as Record<string, unknown>
+        Object.assign(first.stored[0]!, {display_name: 'prod (eu)', description: 'renamed'}) // the late write
+        const next = registrarWith(first.stored, 'c1')
+        next.clusters.upsert(cr('u1', synced))
+        await next.registrar.reconcile({key: 'ns/prod', logger: silentLogger, signal: new AbortController().signal})
+        assert.deepEqual(next.apiCalls.filter((call) => call.startsWith('update')), ['update c1 after 0 patches'])
+        assert.deepEqual([first.stored[0]!.display_name, first.stored[0]!.description], ['prod', ''])
+      })
+
+      it('clusterDrifted: display name, description and a known Kubernetes version; not read → no', () => {
+        const payload = {display_name: 'prod', description: 'd', kubernetes_version: 'v1.31.0'}
+        const cases: Array<[Record<string, unknown> | undefined, boolean]> = [
+          [undefined, false],
+          [{id: 'c1', display_name: 'prod', description: 'd', kubernetes_version: 'v1.31.0'}, false],
+          [{id: 'c1', display_name: 'prod (eu)', description: 'd', kubernetes_version: 'v1.31.0'}, true],
+          [{id: 'c1', display_name: 'prod', description: null, kubernetes_version: 'v1.31.0'}, true],
+          [{id: 'c1', display_name: 'prod', description: 'd', kubernetes_version: 'v1.30.0'}, true],
+        ]
+        for (const [inApi, drifted] of cases) assert.equal(clusterDrifted(inApi as never, payload), drifted, JSON.stringify(inApi))
+        assert.equal(clusterDrifted({id: 'c1', display_name: 'prod', description: ''} as never, {display_name: 'prod', description: ''}), false, 'no version probed: not compared')
       })
 
       it('createdByCr: the mark of the CR\'s uid, nothing else', () => {
