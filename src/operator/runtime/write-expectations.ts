@@ -10,18 +10,31 @@ import {systemClock, type Clock} from '../../lib/clock.js'
 
 export class WriteExpectations {
   readonly #pending = new Map<string, {older: Set<string>; after: string; until: number}>()
+  /** When expired expectations of keys nobody asked about again are dropped next (once per wait at most). */
+  #nextSweep = 0
 
   constructor(private readonly waitMs: number, private readonly clock: Clock = systemClock) {}
+
+  /** How many expectations are held (expired ones included until the next sweep). */
+  get size(): number {
+    return this.#pending.size
+  }
 
   /** A write of `key` turned `before` (the cached version, if any) into `after`. */
   written(key: string, before: string | undefined, after: string | undefined): void {
     if (after === undefined || after === before) return
+    const now = this.clock.now()
+    // A key written and never reconciled again (its CR went to another group) would otherwise stay for good.
+    if (now >= this.#nextSweep) {
+      for (const [pendingKey, {until}] of this.#pending) if (now >= until) this.#pending.delete(pendingKey)
+      this.#nextSweep = now + this.waitMs
+    }
     const previous = this.#pending.get(key)
     const older = new Set(previous?.older)
     if (before !== undefined) older.add(before)
     if (previous) older.add(previous.after)
     older.delete(after)
-    this.#pending.set(key, {older, after, until: this.clock.now() + this.waitMs})
+    this.#pending.set(key, {older, after, until: now + this.waitMs})
   }
 
   /**

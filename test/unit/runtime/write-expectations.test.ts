@@ -31,6 +31,19 @@ describe('WriteExpectations (our own writes the cache does not show yet)', () =>
     })
   }
 
+  it('an expectation of a key nobody asks about again is dropped by a later write once it has expired', () => {
+    const {expectations, advance} = make()
+    expectations.written('ns/gone', '5', '6')
+    advance(4_999)
+    expectations.written('ns/b', '1', '2')
+    assert.equal(expectations.size, 2, 'not expired yet: kept')
+    advance(5_001)
+    expectations.written('ns/c', '1', '2')
+    assert.equal(expectations.size, 1, 'ns/gone and ns/b expired and dropped; ns/c held')
+    advance(1)
+    assert.equal(expectations.behind('ns/c', '1'), true)
+  })
+
   it('waits at most waitMs, then lets the reconcile run (a write the cache never shows: a watch gap)', () => {
     const {expectations, advance} = make()
     expectations.written('ns/a', '5', '6')
