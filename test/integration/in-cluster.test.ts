@@ -400,8 +400,8 @@ suite(`the operator in a cluster: image, install with 2 replicas on a real Node,
         counts.failed++
         // When (since the replica was taken away) and where the Service's endpoints stood then: a failure names its window.
         const at = ((Date.now() - since) / 1000).toFixed(1)
-        const slices = await client.request<{items: Array<{endpoints?: Array<{addresses: string[]; conditions?: Record<string, boolean>}>}>}>({path: `/apis/discovery.k8s.io/v1/namespaces/${NAMESPACE}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dpolycrate-operator`})
-          .then((list) => list.items.flatMap((slice) => slice.endpoints ?? []).map((endpoint) => `${endpoint.addresses.join(',')} ${JSON.stringify(endpoint.conditions)}`).join('; '))
+        const slices = await list<KubeObject & {endpoints?: Array<{addresses: string[]; conditions?: Record<string, boolean>}>}>(ref('discovery.k8s.io', 'v1', 'endpointslices', NAMESPACE), 'kubernetes.io/service-name=polycrate-operator')
+          .then((items) => items.flatMap((slice) => slice.endpoints ?? []).map((endpoint) => `${endpoint.addresses.join(',')} ${JSON.stringify(endpoint.conditions)}`).join('; '))
           .catch((sliceError: Error) => `not read: ${sliceError.message}`)
         counts.errors.push(`${what}: ${(error as Error).message} (at +${at} s; the Service's endpoints then: ${slices})`)
       }
